@@ -1,0 +1,216 @@
+"""Dual activations and the infinite-width NNGP and NTK of fully connected networks.
+
+Conventions (those of the neural-tangents library, NTK parameterization):
+
+* a dense layer computes z = (w_std / sqrt(fan_in)) W h + b_std b with W, b ~ N(0, 1);
+* the input covariance is normalized by the input dimension d: K^(0)(x, x') = x.x'/d;
+* after the first dense layer K^(1) = w_std^2 K^(0) + b_std^2 and Theta^(1) = K^(1);
+* at every later dense layer (the readout included, with out_w_std, out_b_std)
+
+      K_new     = w_std^2 E[phi(u) phi(v)] + b_std^2,
+      Theta_new = K_new + w_std^2 E[phi'(u) phi'(v)] Theta_old,
+
+  where (u, v) is centred Gaussian with covariance [[K(x,x), K(x,x')], [K(x,x'), K(x',x')]].
+
+The Gaussian expectations E[phi(u) phi(v)] and E[phi'(u) phi'(v)] (the dual activation of
+phi and of phi') are available in closed form for ReLU (arc-cosine kernels), erf and the
+identity, and by Gauss-Hermite quadrature for every other activation.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from . import activations as _act
+from ._validation import as_float_array, check_inputs_pair, check_positive_int, check_real
+
+# Probabilists' Gauss-Hermite rule: E[g(z)] for z ~ N(0, 1) is sum_i w_i g(z_i).
+QUADRATURE_NODES = 64
+
+
+def _gauss_hermite(n: int) -> tuple[np.ndarray, np.ndarray]:
+    nodes, weights = np.polynomial.hermite_e.hermegauss(n)
+    return nodes, weights / np.sqrt(2.0 * np.pi)
+
+
+class Kernels(NamedTuple):
+    """The two infinite-width kernels of a network on a pair of input batches."""
+
+    nngp: jax.Array
+    ntk: jax.Array
+
+
+# --------------------------------------------------------------------------------------
+# One-hidden-layer ReLU kernels on the unit sphere (closed forms)
+
+
+def relu_nngp_sphere(xi: ArrayLike) -> jax.Array:
+    """NNGP of a one-hidden-layer sqrt(2)*ReLU network for unit-norm inputs.
+
+    k(xi) = (xi (pi - arccos xi) + sqrt(1 - xi^2)) / pi,  xi = <x, x'> in [-1, 1],
+    the kernel of f(x) = m^(-1/2) sum_i v_i sqrt(2) max(0, w_i.x), w_i ~ N(0, I).
+    Exact at xi = +-1 (inputs are clipped to [-1, 1] to absorb rounding).
+    """
+    xi = jnp.clip(as_float_array(xi, name="xi"), -1.0, 1.0)
+    return (xi * (jnp.pi - jnp.arccos(xi)) + jnp.sqrt(1.0 - xi**2)) / jnp.pi
+
+
+def relu_ntk_sphere(xi: ArrayLike) -> jax.Array:
+    """NTK of the same network: relu_nngp_sphere(xi) + xi (pi - arccos xi) / pi.
+
+    The second term is xi times the dual of the derivative, 2 E[1{w.x>0} 1{w.x'>0}]
+    = (pi - arccos xi)/pi, i.e. the contribution of the hidden-layer weights.
+    """
+    xi = jnp.clip(as_float_array(xi, name="xi"), -1.0, 1.0)
+    return relu_nngp_sphere(xi) + xi * (jnp.pi - jnp.arccos(xi)) / jnp.pi
+
+
+# --------------------------------------------------------------------------------------
+# Dual activations for general variances
+
+
+def _correlation(k11: jax.Array, k12: jax.Array, k22: jax.Array) -> tuple[jax.Array, jax.Array]:
+    norm = jnp.sqrt(k11 * k22)
+    safe = jnp.where(norm > 0, norm, 1.0)
+    rho = jnp.clip(jnp.where(norm > 0, k12 / safe, 0.0), -1.0, 1.0)
+    return norm, rho
+
+
+def _relu_duals(k11, k12, k22):
+    # Cho & Saul arc-cosine kernels of degree 1 and 0 for phi = max(0, .).
+    norm, rho = _correlation(k11, k12, k22)
+    theta = jnp.arccos(rho)
+    e_phi = norm * (jnp.sqrt(1.0 - rho**2) + (jnp.pi - theta) * rho) / (2.0 * jnp.pi)
+    e_dphi = jnp.where(norm > 0, (jnp.pi - theta) / (2.0 * jnp.pi), 0.0)
+    return e_phi, e_dphi
+
+
+def _erf_duals(k11, k12, k22):
+    a, b = 1.0 + 2.0 * k11, 1.0 + 2.0 * k22
+    ratio = jnp.clip(2.0 * k12 / jnp.sqrt(a * b), -1.0, 1.0)
+    e_phi = (2.0 / jnp.pi) * jnp.arcsin(ratio)
+    e_dphi = (4.0 / jnp.pi) / jnp.sqrt(a * b - 4.0 * k12**2)
+    return e_phi, e_dphi
+
+
+def _identity_duals(k11, k12, k22):
+    return k12, jnp.ones_like(k12)
+
+
+def _quadrature_duals(activation: _act.Activation, nodes: int):
+    z, w = _gauss_hermite(nodes)
+    z1, z2 = jnp.asarray(z)[:, None], jnp.asarray(z)[None, :]
+    w2 = jnp.asarray(w)[:, None] * jnp.asarray(w)[None, :]
+
+    def scalar(k11, k12, k22):
+        _, rho = _correlation(k11, k12, k22)
+        u = jnp.sqrt(k11) * z1
+        v = jnp.sqrt(k22) * (rho * z1 + jnp.sqrt(1.0 - rho**2) * z2)
+        e_phi = jnp.sum(w2 * activation.fn(u) * activation.fn(v))
+        e_dphi = jnp.sum(w2 * activation.grad(u) * activation.grad(v))
+        return e_phi, e_dphi
+
+    def duals(k11, k12, k22):
+        shape = jnp.broadcast_shapes(k11.shape, k12.shape, k22.shape)
+        a = jnp.broadcast_to(k11, shape).reshape(-1, shape[-1] if shape else 1)
+        c = jnp.broadcast_to(k12, shape).reshape(a.shape)
+        b = jnp.broadcast_to(k22, shape).reshape(a.shape)
+        # lax.map over rows keeps memory at (row length) x nodes^2.
+        e_phi, e_dphi = jax.lax.map(lambda r: jax.vmap(scalar)(*r), (a, c, b))
+        return e_phi.reshape(shape), e_dphi.reshape(shape)
+
+    return duals
+
+
+_CLOSED_FORMS = {"relu": _relu_duals, "erf": _erf_duals, "identity": _identity_duals}
+
+
+def dual_expectations(
+    activation: str,
+    k11: ArrayLike,
+    k12: ArrayLike,
+    k22: ArrayLike,
+    *,
+    quadrature: bool = False,
+    nodes: int = QUADRATURE_NODES,
+) -> tuple[jax.Array, jax.Array]:
+    """E[phi(u) phi(v)] and E[phi'(u) phi'(v)] for (u, v) ~ N(0, [[k11, k12], [k12, k22]]).
+
+    Closed forms for "relu" (arc-cosine), "erf" and "identity"; Gauss-Hermite quadrature
+    with ``nodes`` x ``nodes`` points otherwise (or when ``quadrature=True``, which is
+    how the closed forms are tested). Arrays broadcast against each other.
+    """
+    act = _act.get(activation)
+    k11 = as_float_array(k11, name="k11")
+    k12 = as_float_array(k12, name="k12")
+    k22 = as_float_array(k22, name="k22")
+    if bool(jnp.any(k11 < 0)) or bool(jnp.any(k22 < 0)):
+        raise ValueError("k11 and k22 are variances and must be >= 0")
+    if bool(jnp.any(k12**2 > k11 * k22 * (1 + 1e-9) + 1e-300)):
+        raise ValueError("k12 must satisfy k12^2 <= k11 k22 (a valid 2x2 covariance)")
+    nodes = check_positive_int(nodes, name="nodes", minimum=2)
+    return _duals_fn(act, quadrature, nodes)(k11, k12, k22)
+
+
+def _duals_fn(act: _act.Activation, quadrature: bool, nodes: int):
+    if not quadrature and act.name in _CLOSED_FORMS:
+        return _CLOSED_FORMS[act.name]
+    return _quadrature_duals(act, nodes)
+
+
+# --------------------------------------------------------------------------------------
+# Deep recursions
+
+
+def mlp_kernels(
+    x1: ArrayLike,
+    x2: ArrayLike | None = None,
+    *,
+    depth: int,
+    activation: str = "relu",
+    w_std: float = 2**0.5,
+    b_std: float = 0.0,
+    out_w_std: float = 1.0,
+    out_b_std: float = 0.0,
+    quadrature: bool = False,
+) -> Kernels:
+    """Infinite-width NNGP and NTK of a ``depth``-hidden-layer network (NTK parameterization).
+
+    Implements the recursion in the module docstring for inputs x1 (n1, d) and x2 (n2, d)
+    (``x2=None`` means x2 = x1) and returns a :class:`Kernels` of (n1, n2) arrays.
+    ``quadrature=True`` forces Gauss-Hermite quadrature even where a closed form exists.
+    """
+    a, b = check_inputs_pair(x1, x2)
+    depth = check_positive_int(depth, name="depth")
+    act = _act.get(activation)
+    w2 = check_real(w_std, name="w_std", nonnegative=True) ** 2
+    b2 = check_real(b_std, name="b_std", nonnegative=True) ** 2
+    ow2 = check_real(out_w_std, name="out_w_std", nonnegative=True) ** 2
+    ob2 = check_real(out_b_std, name="out_b_std", nonnegative=True) ** 2
+    return _recursion(a, b, depth, _duals_fn(act, quadrature, QUADRATURE_NODES), w2, b2, ow2, ob2)
+
+
+def _recursion(a, b, depth, duals, w2, b2, ow2, ob2) -> Kernels:
+    d = a.shape[1]
+    k12 = w2 * (a @ b.T) / d + b2
+    k11 = w2 * jnp.sum(a * a, axis=1) / d + b2
+    k22 = w2 * jnp.sum(b * b, axis=1) / d + b2
+    if a is b:  # make K(x, x) bitwise equal to the variance: correlation exactly 1, no arccos rounding
+        k12 = k12.at[jnp.diag_indices(a.shape[0])].set(k11)
+    ntk12 = k12
+    ntk11, ntk22 = k11, k22
+    for layer in range(depth):
+        weight, bias = (ow2, ob2) if layer == depth - 1 else (w2, b2)
+        e12, de12 = duals(k11[:, None], k12, k22[None, :])
+        e11, de11 = duals(k11, k11, k11)
+        e22, de22 = duals(k22, k22, k22)
+        k12, k11, k22 = weight * e12 + bias, weight * e11 + bias, weight * e22 + bias
+        ntk12 = k12 + weight * de12 * ntk12
+        ntk11 = k11 + weight * de11 * ntk11
+        ntk22 = k22 + weight * de22 * ntk22
+    return Kernels(k12, ntk12)

@@ -1,0 +1,115 @@
+"""One figure style for the whole book and the plot types that recur across chapters."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+from jax.typing import ArrayLike
+
+from .stats import fit_loglog
+
+BOOK_STYLE = {
+    "figure.figsize": (6.4, 4.0),
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 9,
+    "legend.frameon": False,
+    "lines.linewidth": 1.6,
+    "image.cmap": "viridis",
+    "axes.prop_cycle": mpl.cycler(
+        color=["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf"]
+    ),
+}
+
+
+def use_book_style() -> None:
+    """Apply the book's matplotlib rc settings."""
+    mpl.rcParams.update(BOOK_STYLE)
+
+
+def _axes(ax: plt.Axes | None) -> plt.Axes:
+    return plt.subplots()[1] if ax is None else ax
+
+
+def loglog_sweep(
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    yerr: ArrayLike | None = None,
+    fit: bool = True,
+    label: str | None = None,
+    xlabel: str = "width (log scale)",
+    ylabel: str = "",
+    ax: plt.Axes | None = None,
+    color: str | None = None,
+) -> plt.Axes:
+    """Points y(x) on log-log axes with an optional least-squares power-law fit drawn and labelled."""
+    ax = _axes(ax)
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    line = ax.errorbar(x, y, yerr=None if yerr is None else np.asarray(yerr, float), fmt="o",
+                       ms=4, capsize=2, color=color, label=label)
+    if fit:
+        f = fit_loglog(x, y)
+        grid = np.geomspace(x.min(), x.max(), 50)
+        ax.plot(grid, f(grid), "--", color=line[0].get_color(), lw=1.2,
+                label=f"fit: slope {f.slope:+.2f}" + (f" ({label})" if label else ""))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend()
+    return ax
+
+
+def kernel_heatmap(
+    matrix: ArrayLike, *, title: str | None = None, ax: plt.Axes | None = None, symmetric: bool = False
+) -> plt.Axes:
+    """A kernel matrix as an image with a colour bar (diverging map if ``symmetric``)."""
+    ax = _axes(ax)
+    m = np.asarray(matrix, float)
+    opts = {}
+    if symmetric:
+        lim = np.abs(m).max()
+        opts = {"cmap": "RdBu_r", "vmin": -lim, "vmax": lim}
+    im = ax.imshow(m, **opts)
+    ax.figure.colorbar(im, ax=ax, fraction=0.046)
+    ax.grid(False)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def phase_diagram(
+    x: ArrayLike,
+    y: ArrayLike,
+    values: ArrayLike,
+    *,
+    levels: Sequence[float] = (1.0,),
+    xlabel: str = "",
+    ylabel: str = "",
+    colorbar_label: str = "",
+    log_values: bool = True,
+    ax: plt.Axes | None = None,
+) -> plt.Axes:
+    """values[i, j] at (x[j], y[i]) as a colour map, with contour lines at ``levels``."""
+    ax = _axes(ax)
+    v = np.asarray(values, float)
+    shown = np.log10(v) if log_values else v
+    mesh = ax.pcolormesh(np.asarray(x), np.asarray(y), shown, shading="auto", cmap="RdBu_r",
+                         vmin=-np.abs(shown).max(), vmax=np.abs(shown).max())
+    ax.figure.colorbar(mesh, ax=ax, label=("log10 " if log_values else "") + colorbar_label)
+    contours = ax.contour(np.asarray(x), np.asarray(y), v, levels=list(levels), colors="k", linewidths=1.5)
+    ax.clabel(contours, fmt=lambda level: f"{colorbar_label or 'value'} = {level:g}", fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(False)
+    return ax
