@@ -8,6 +8,7 @@ it has measure zero under any Gaussian with positive variance).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -16,7 +17,7 @@ import jax.numpy as jnp
 
 ArrayFn = Callable[[jax.Array], jax.Array]
 
-_INV_SQRT_PI = 1.0 / jnp.sqrt(jnp.pi)
+_INV_SQRT_PI = 1.0 / math.sqrt(math.pi)  # a Python float: no float32 constant frozen at import
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,103 @@
+# Wide Neural Networks: An Executable Course -- build, test and run the book.
+# Every target bootstraps .venv (python3 -m venv + pip install -e ".[test,book,lab]") when
+# it is missing or pyproject.toml changed. No activation needed: tools run from .venv/bin.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.install-stamp
+
+# Chapters are the MyST notebooks in chapters/ (a jupytext header with a kernelspec);
+# prose-only pages such as appendices are not executed on their own.
+CHAPTERS = $(shell grep -l '^kernelspec:' chapters/*.md 2>/dev/null)
+NOTEBOOKS = $(CHAPTERS:.md=.ipynb)
+
+# MathJax 3 from the npm registry, served by the book itself (offline, no CDN).
+MATHJAX_VERSION := 3
+MATHJAX_SRC := .build-deps/node_modules/mathjax/es5
+MATHJAX_DST := .build-deps/html_extra/_static/mathjax
+MATHJAX := $(MATHJAX_DST)/tex-mml-chtml.js
+
+CHAPTER_TIME_LIMIT_S ?= 90
+export CHAPTER_TIME_LIMIT_S
+# Extra options for JupyterLab, e.g. make lab LAB_ARGS="--no-browser --port 8890"
+LAB_ARGS ?=
+
+.PHONY: help venv mathjax notebooks book test test-unit test-notebooks test-book \
+        lab student bench clean
+
+help:  ## list the targets
+	@echo "Targets (each creates .venv first if needed):"
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
+	  awk -F ':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "Installing lecturekit and the book's tools into $(VENV) (a few minutes the first time)"
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[test,book,lab]"
+	@touch $@
+
+venv: $(STAMP)  ## create or update .venv from pyproject.toml
+
+# The page loads tex-mml-chtml.js, which loads its fonts and, on first use, the TeX
+# extensions it autoloads (\boldsymbol, \cancel, ...). The speech-rule-engine defaults
+# inside the bundle name a CDN (used only if a reader turns speech on): the sed removes
+# them so that nothing in the book points to a CDN.
+$(MATHJAX):
+	@command -v npm >/dev/null || { echo "npm (Node.js) is needed to fetch MathJax" >&2; exit 1; }
+	npm install --prefix .build-deps --no-audit --no-fund --loglevel=error mathjax@$(MATHJAX_VERSION)
+	rm -rf $(MATHJAX_DST)
+	mkdir -p $(MATHJAX_DST)/output/chtml $(MATHJAX_DST)/input/tex
+	cp $(MATHJAX_SRC)/tex-mml-chtml.js $(MATHJAX_DST)/
+	cp -r $(MATHJAX_SRC)/output/chtml/fonts $(MATHJAX_DST)/output/chtml/
+	cp -r $(MATHJAX_SRC)/input/tex/extensions $(MATHJAX_DST)/input/tex/
+	sed -i 's#https://cdn\.jsdelivr\.net/npm/#no-cdn/#g' $(MATHJAX_DST)/tex-mml-chtml.js
+
+mathjax: $(MATHJAX)  ## fetch MathJax 3 for the offline HTML book
+
+chapters/%.ipynb: chapters/%.md $(STAMP)
+	$(BIN)/jupytext --to ipynb --update --quiet $<
+
+notebooks: $(STAMP) $(NOTEBOOKS)  ## generate chapters/*.ipynb from the MyST sources
+
+book: $(STAMP) $(MATHJAX) notebooks  ## build the HTML book into _build/html
+	$(BIN)/jupyter-book build -W -n --keep-going .
+	@echo "Open $(CURDIR)/_build/html/index.html"
+
+test: $(STAMP) $(MATHJAX) notebooks  ## unit tests, every chapter under nbval, the book build
+	@t0=$$(date +%s); status=0; \
+	$(MAKE) --no-print-directory test-unit test-notebooks test-book || status=$$?; \
+	echo "make test: $$(( $$(date +%s) - t0 )) s in total"; \
+	exit $$status
+
+test-unit: $(STAMP)  ## unit and property tests only
+	$(BIN)/pytest -m "not notebooks and not book" --durations=10 tests/
+
+test-notebooks: $(STAMP) notebooks  ## execute every chapter (nbval), with per-chapter times
+	@test -n "$(NOTEBOOKS)" || { echo "no chapter notebooks found in chapters/" >&2; exit 1; }
+	$(BIN)/pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 $(NOTEBOOKS)
+
+test-book: $(STAMP) $(MATHJAX)  ## build the book with warnings as errors and check the HTML
+	$(BIN)/pytest -m book tests/
+
+lab: $(STAMP) notebooks  ## JupyterLab on chapters/, .md files open as notebooks
+	@mkdir -p $(VENV)/share/jupyter/lab/settings
+	@echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' \
+	  > $(VENV)/share/jupyter/lab/settings/overrides.json
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) chapters/
+
+student: $(STAMP)  ## write student/ notebooks with exercise solutions removed
+	$(BIN)/python scripts/make_student.py
+
+bench: $(STAMP)  ## run every benchmarks/*.py
+	@shopt -s nullglob; scripts=(benchmarks/*.py); \
+	if [ $${#scripts[@]} -eq 0 ]; then echo "no benchmarks yet"; fi; \
+	for script in "$${scripts[@]}"; do echo "==> $$script"; $(BIN)/python "$$script"; done
+
+clean:  ## remove _build, student/ and the generated chapters/*.ipynb (keeps .venv)
+	rm -rf _build student
+	rm -f chapters/*.ipynb

@@ -1,0 +1,112 @@
+"""The Jupyter Book builds with warnings as errors and its HTML works offline (`make test`).
+
+The build executes every chapter (through jupyter-cache, so a rebuild after a passing run
+is fast). Needs the local MathJax copy: run `make mathjax` (or `make test`) first.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+pytestmark = pytest.mark.book
+
+ROOT = Path(__file__).resolve().parent.parent
+HTML = ROOT / "_build" / "html"
+MATHJAX_SOURCE = ROOT / ".build-deps" / "html_extra" / "_static" / "mathjax" / "tex-mml-chtml.js"
+# Content delivery networks; a link to a project's home page is fine, a resource from these is not.
+CDN = re.compile(r"cdn\.jsdelivr|unpkg\.com|cdnjs|googleapis|polyfill\.io")
+
+
+class _Resources(HTMLParser):
+    """Collects the URLs a page loads: images, scripts and stylesheets."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: list[str] = []
+        self.loaded: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "img" and attrs.get("src"):
+            self.images.append(attrs["src"])
+        if tag == "script" and attrs.get("src"):
+            self.loaded.append(attrs["src"])
+        if tag == "link" and attrs.get("href") and "stylesheet" in (attrs.get("rel") or ""):
+            self.loaded.append(attrs["href"])
+
+
+def _resources(page: Path) -> _Resources:
+    parser = _Resources()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+@pytest.fixture(scope="module")
+def book() -> Path:
+    if not MATHJAX_SOURCE.is_file():
+        pytest.fail(f"{MATHJAX_SOURCE.relative_to(ROOT)} is missing: run `make mathjax` first")
+    jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    start = time.perf_counter()
+    result = subprocess.run(
+        [str(jupyter_book), "build", "-W", "-n", "--keep-going", str(ROOT)],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    print(f"jupyter-book build: {time.perf_counter() - start:.1f} s")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"jupyter-book build failed:\n{output[-8000:]}"
+    # Sphinx's "path:line: WARNING: ..." lines (not the kernels' "[IPKernelApp] WARNING | ...").
+    warnings = [line for line in output.splitlines() if re.search(r"(^|: )(WARNING|ERROR|CRITICAL): ", line)]
+    assert not warnings, "\n".join(warnings)
+    return HTML
+
+
+def _pages(book: Path) -> list[Path]:
+    return sorted(book.rglob("*.html"))
+
+
+def test_chapter_pages_exist(book):
+    assert (book / "index.html").is_file()
+    assert (book / "chapters" / "ch01_initialization.html").is_file()
+
+
+def test_mathjax_is_served_locally(book):
+    page = (book / "chapters" / "ch01_initialization.html").read_text(encoding="utf-8")
+    sources = [urlsplit(src).path for src in _resources(book / "chapters" / "ch01_initialization.html").loaded
+               if "mathjax" in src.lower()]
+    assert sources == ["../_static/mathjax/tex-mml-chtml.js"], sources
+    assert "window.MathJax" in page or "MathJax =" in page, "MathJax configuration missing"
+    assert (book / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
+    assert any((book / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
+
+
+def test_no_cdn_or_remote_resources(book):
+    offenders = []
+    for path in book.rglob("*"):
+        if path.suffix in {".html", ".js", ".css", ".json", ".txt"} and path.is_file():
+            for match in CDN.finditer(path.read_text(encoding="utf-8", errors="replace")):
+                offenders.append(f"{path.relative_to(book)}: {match.group(0)}")
+    for page in _pages(book):
+        for url in _resources(page).loaded + _resources(page).images:
+            if urlsplit(url).scheme in {"http", "https"} or url.startswith("//"):
+                offenders.append(f"{page.relative_to(book)} loads {url}")
+    assert not offenders, "\n".join(offenders[:50])
+
+
+def test_images_resolve(book):
+    missing = []
+    for page in _pages(book / "chapters"):
+        for src in _resources(page).images:
+            if src.startswith("data:"):
+                continue
+            target = (page.parent / unquote(urlsplit(src).path)).resolve()
+            if not target.is_file():
+                missing.append(f"{page.relative_to(book)}: {src}")
+    assert not missing, "\n".join(missing)

@@ -1,0 +1,231 @@
+"""Analytic kernels: closed forms, recursions, symmetry/PSD, Monte Carlo agreement."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate, stats
+
+from lecturekit import activations, kernels, nets
+
+jax.config.update("jax_enable_x64", True)
+
+
+def _adaptive_dual(f, g, k11, k12, k22):
+    """E[f(u) g(v)] by adaptive 2-D quadrature over standard normals (independent reference).
+
+    For smooth f, g only; ReLU uses :func:`_relu_reference` (its kink is not on a grid line).
+    """
+    rho = k12 / np.sqrt(k11 * k22)
+
+    def integrand(z2, z1):
+        u = np.sqrt(k11) * z1
+        v = np.sqrt(k22) * (rho * z1 + np.sqrt(1.0 - rho**2) * z2)
+        return f(u) * g(v) * np.exp(-(z1**2 + z2**2) / 2) / (2 * np.pi)
+
+    return integrate.dblquad(integrand, -12.0, 12.0, -12.0, 12.0, epsabs=1e-13, epsrel=1e-12)[0]
+
+
+def _relu_reference(k11, k12, k22):
+    """E[relu(u) relu(v)]: the inner Gaussian integral over v given u in closed form
+    (E[max(0, a + bZ)] = a Phi(a/b) + b phi(a/b)), the outer one by adaptive 1-D quadrature."""
+    rho = k12 / np.sqrt(k11 * k22)
+    b = np.sqrt(k22 * (1 - rho**2))
+
+    def inner(z1):
+        a = np.sqrt(k22) * rho * z1
+        return a * stats.norm.cdf(a / b) + b * stats.norm.pdf(a / b)
+
+    return integrate.quad(lambda z: np.sqrt(k11) * z * inner(z) * stats.norm.pdf(z), 0, 14, epsabs=1e-14, epsrel=1e-13)[0]
+
+
+def _np_activation(name):
+    return {
+        "relu": (lambda z: np.maximum(z, 0.0), lambda z: (z > 0).astype(float)),
+        "erf": (lambda z: __import__("scipy").special.erf(z), lambda z: 2 / np.sqrt(np.pi) * np.exp(-z**2)),
+        "tanh": (np.tanh, lambda z: 1 - np.tanh(z) ** 2),
+        "identity": (lambda z: z, lambda z: np.ones_like(z)),
+    }[name]
+
+
+COVARIANCES = [(1.0, 0.3, 2.0), (2.5, -1.0, 0.8), (0.5, 0.49, 0.5), (1.2, 0.0, 0.7)]
+
+
+@pytest.mark.parametrize("name", ["relu", "erf", "tanh"])
+@pytest.mark.parametrize("cov", COVARIANCES)
+def test_dual_expectations_match_adaptive_quadrature(name, cov):
+    phi, dphi = _np_activation(name)
+    e, de = kernels.dual_expectations(name, *cov)
+    tol = 1e-8 if name != "tanh" else 5e-8  # tanh goes through 128^2-point Gauss-Hermite
+    ref = _relu_reference(*cov) if name == "relu" else _adaptive_dual(phi, phi, *cov)
+    assert abs(float(e) - ref) < tol, (float(e), ref)
+    if name == "relu":  # step function: the kink sits on a line that is not z1 = 0; integrate exactly
+        rho = cov[1] / np.sqrt(cov[0] * cov[2])
+        assert abs(float(de) - (np.pi - np.arccos(rho)) / (2 * np.pi)) < 1e-14
+    else:
+        assert abs(float(de) - _adaptive_dual(dphi, dphi, *cov)) < tol
+
+
+def test_relu_step_kernel_by_monte_carlo():
+    # E[1{u>0} 1{v>0}] = 1/2 - arccos(rho)/(2 pi): 2e6 samples, standard error < 3.6e-4.
+    key = jax.random.key(1)
+    z = jax.random.normal(key, (2_000_000, 2))
+    for rho in (-0.5, 0.3, 0.9):
+        u, v = z[:, 0], rho * z[:, 0] + np.sqrt(1 - rho**2) * z[:, 1]
+        mc = float(jnp.mean((u > 0) & (v > 0)))
+        _, de = kernels.dual_expectations("relu", 1.0, rho, 1.0)
+        assert abs(mc - (0.5 - np.arccos(rho) / (2 * np.pi))) < 2e-3, (rho, mc)
+        assert abs(float(de) - (0.5 - np.arccos(rho) / (2 * np.pi))) < 1e-14
+
+
+def test_sphere_kernels_exact_at_endpoints_and_clipped():
+    xi = jnp.array([-1.0, -1.0 - 1e-15, 0.0, 1.0, 1.0 + 1e-15])
+    nngp, ntk = kernels.relu_nngp_sphere(xi), kernels.relu_ntk_sphere(xi)
+    assert jnp.all(jnp.isfinite(nngp)) and jnp.all(jnp.isfinite(ntk))
+    np.testing.assert_allclose(nngp, [0, 0, 1 / np.pi, 1, 1], atol=1e-15)
+    np.testing.assert_allclose(ntk, [0, 0, 1 / np.pi, 2, 2], atol=1e-15)
+
+
+def test_sphere_kernels_are_the_one_layer_network_kernels_over_d():
+    # neural-tangents convention: K0 = x.x'/d, so the mlp kernels are exactly 1/d of these.
+    d = 5
+    x = jax.random.normal(jax.random.key(0), (7, d))
+    x = x / jnp.linalg.norm(x, axis=1, keepdims=True)
+    k = nets.mlp((d, 3, 1), "relu", w_std=1.0, out_w_std=2**0.5).kernels(x)
+    xi = x @ x.T
+    np.testing.assert_allclose(d * k.nngp, kernels.relu_nngp_sphere(xi), atol=1e-12)
+    np.testing.assert_allclose(d * k.ntk, kernels.relu_ntk_sphere(xi), atol=1e-12)
+
+
+def _reference_recursion(x, depth, name, w_std, b_std, out_w_std, out_b_std):
+    """Layer recursion with every expectation by adaptive quadrature (NumPy only)."""
+    phi, dphi = _np_activation(name)
+    d = x.shape[1]
+    K = w_std**2 * x @ x.T / d + b_std**2
+    T = K.copy()
+    for layer in range(depth):
+        w, b = (out_w_std, out_b_std) if layer == depth - 1 else (w_std, b_std)
+        n = len(x)
+        E, D = np.empty((n, n)), np.empty((n, n))
+        for i in range(n):
+            for j in range(n):
+                if i == j:
+                    r = np.sqrt(K[i, i])
+                    E[i, j] = integrate.quad(lambda z: phi(r * z) ** 2 * np.exp(-z * z / 2) / np.sqrt(2 * np.pi), -14, 14, points=[0], epsabs=1e-14, limit=200)[0]
+                    D[i, j] = integrate.quad(lambda z: dphi(r * z) ** 2 * np.exp(-z * z / 2) / np.sqrt(2 * np.pi), -14, 14, points=[0], epsabs=1e-14, limit=200)[0]
+                elif name == "relu":
+                    E[i, j] = _relu_reference(K[i, i], K[i, j], K[j, j])
+                    D[i, j] = (np.pi - np.arccos(K[i, j] / np.sqrt(K[i, i] * K[j, j]))) / (2 * np.pi)
+                else:
+                    E[i, j] = _adaptive_dual(phi, phi, K[i, i], K[i, j], K[j, j])
+                    D[i, j] = _adaptive_dual(dphi, dphi, K[i, i], K[i, j], K[j, j])
+        K, T = w**2 * E + b**2, w**2 * E + b**2 + w**2 * D * T
+    return K, T
+
+
+@pytest.mark.parametrize("name, tol", [("relu", 1e-8), ("erf", 1e-8), ("tanh", 1e-7)])
+def test_deep_recursion_matches_quadrature_reference(name, tol):
+    x = np.array([[1.0, 0.5, -0.3], [-0.2, 0.9, 0.4]])
+    cfg = dict(w_std=1.3, b_std=0.2, out_w_std=0.9, out_b_std=0.1)
+    k = kernels.mlp_kernels(x, depth=2, activation=name, **cfg)
+    K, T = _reference_recursion(x, 2, name, **cfg)
+    np.testing.assert_allclose(k.nngp, K, atol=tol, rtol=0)
+    np.testing.assert_allclose(k.ntk, T, atol=tol, rtol=0)
+
+
+def test_identity_network_kernels_in_closed_form():
+    # Deep linear network: K^(l) = w^2 K^(l-1) + b^2 and Theta accumulates one K per layer.
+    x = jax.random.normal(jax.random.key(3), (4, 6))
+    k = nets.mlp((6, 9, 9, 1), "identity", w_std=1.5, b_std=0.0, out_w_std=1.0).kernels(x)
+    k0 = x @ x.T / 6
+    np.testing.assert_allclose(k.nngp, 1.5**4 * k0, rtol=1e-12)
+    np.testing.assert_allclose(k.ntk, 3 * 1.5**4 * k0, rtol=1e-12)
+
+
+@settings(max_examples=8)
+@given(
+    name=st.sampled_from(["relu", "erf", "tanh", "identity", "softplus", "swish"]),
+    depth=st.integers(1, 3),
+    b_std=st.floats(0.0, 1.0),
+    seed=st.integers(0, 2**16),
+)
+def test_kernels_symmetric_and_psd(name, depth, b_std, seed):
+    x = jax.random.normal(jax.random.key(seed), (6, 3))
+    k = nets.mlp((3, 8, 8, 8, 1)[: depth + 1] + (1,), name, b_std=b_std).kernels(x)
+    for mat in (k.nngp, k.ntk):
+        np.testing.assert_allclose(mat, mat.T, atol=1e-12)
+        scale = float(jnp.max(jnp.abs(jnp.diag(mat))))
+        assert float(jnp.linalg.eigvalsh(mat).min()) > -1e-9 * scale
+
+
+def test_cross_kernel_blocks_agree_with_joint_kernel():
+    x = jax.random.normal(jax.random.key(4), (7, 3))
+    net = nets.mlp((3, 5, 5, 1), "erf", b_std=0.3)
+    joint = net.kernels(x)
+    cross = net.kernels(x[:3], x[3:])
+    np.testing.assert_allclose(cross.ntk, joint.ntk[:3, 3:], rtol=1e-12)
+    np.testing.assert_allclose(cross.nngp, joint.nngp[:3, 3:], rtol=1e-12)
+
+
+def test_nngp_matches_monte_carlo_over_random_networks():
+    # One hidden layer: E_theta[f(x) f(x')] equals the NNGP exactly at every width, so the
+    # Monte Carlo mean over 2000 networks must agree within a few standard errors.
+    x = jax.random.normal(jax.random.key(5), (3, 4))
+    for name in ("relu", "erf"):
+        net = nets.mlp((4, 64, 1), name, b_std=0.1, out_b_std=0.2)
+        keys = jax.random.split(jax.random.key(6), 2000)
+        outs = jax.vmap(lambda k: net.apply(net.init(k), x))(keys)  # (4000, 3)
+        prods = outs[:, :, None] * outs[:, None, :]
+        mean, err = np.asarray(prods.mean(0)), np.asarray(prods.std(0) / np.sqrt(len(keys)))
+        assert np.all(np.abs(mean - np.asarray(net.nngp(x))) < 5 * err), (name, mean, net.nngp(x))
+
+
+def test_wide_empirical_ntk_close_to_analytic():
+    from lecturekit import tangent
+
+    x = jax.random.normal(jax.random.key(7), (6, 3))
+    net = nets.mlp((3, 4096, 4096, 1), "relu")
+    emp = tangent.empirical_ntk(net.apply, net.init(jax.random.key(8)), x)
+    ana = net.kernels(x).ntk
+    rel = float(jnp.linalg.norm(emp - ana) / jnp.linalg.norm(ana))
+    assert rel < 0.1, rel
+
+
+def test_quadrature_flag_reproduces_closed_form_for_smooth_erf():
+    # Moderate variances (~0.3): 128^2 Gauss-Hermite resolves erf' = exp(-u^2) to < 1e-8 there.
+    x = 0.5 * jax.random.normal(jax.random.key(9), (4, 2))
+    closed = kernels.mlp_kernels(x, depth=2, activation="erf", w_std=1.0)
+    quad = kernels.mlp_kernels(x, depth=2, activation="erf", w_std=1.0, quadrature=True)
+    np.testing.assert_allclose(quad.ntk, closed.ntk, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(k11=-1.0, k12=0.0, k22=1.0), ValueError, "variances"),
+        (dict(k11=1.0, k12=2.0, k22=1.0), ValueError, "covariance"),
+        (dict(k11=np.nan, k12=0.0, k22=1.0), ValueError, "k11 must be finite"),
+        (dict(k11="a", k12=0.0, k22=1.0), TypeError, "k11"),
+    ],
+)
+def test_dual_expectations_bad_input(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        kernels.dual_expectations("relu", **kwargs)
+
+
+def test_bad_inputs_to_recursions():
+    with pytest.raises(ValueError, match="unknown activation 'gelu2'"):
+        kernels.mlp_kernels(np.ones((2, 2)), depth=1, activation="gelu2")
+    with pytest.raises(ValueError, match="depth must be >= 1"):
+        kernels.mlp_kernels(np.ones((2, 2)), depth=0)
+    with pytest.raises(ValueError, match="x1 must be 2-D"):
+        kernels.mlp_kernels(np.ones(3), depth=1)
+    with pytest.raises(ValueError, match="same input dimension"):
+        kernels.mlp_kernels(np.ones((2, 2)), np.ones((2, 3)), depth=1)
+    with pytest.raises(ValueError, match="w_std must be >= 0"):
+        kernels.mlp_kernels(np.ones((2, 2)), depth=1, w_std=-1.0)
+    with pytest.raises(ValueError, match="xi must be finite"):
+        kernels.relu_ntk_sphere([0.1, np.nan])
+    assert "relu" in activations.NAMES

@@ -1,0 +1,110 @@
+"""Empirical NTK: per-layer formula against explicit Jacobians; linearization; errors."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jax.flatten_util import ravel_pytree
+
+from lecturekit import nets, tangent
+
+jax.config.update("jax_enable_x64", True)
+
+
+def _explicit_jtj(f, params, x1, x2):
+    """J(x1) J(x2)^T with the Jacobian flattened into one (n, P) matrix."""
+    flat, unravel = ravel_pytree(params)
+    j1 = jax.jacfwd(lambda v: f(unravel(v), x1))(flat)
+    j2 = jax.jacfwd(lambda v: f(unravel(v), x2))(flat)
+    return j1 @ j2.T
+
+
+@settings(max_examples=8)
+@given(
+    activation=st.sampled_from(["relu", "erf", "tanh", "identity", "softplus", "swish"]),
+    hidden=st.lists(st.integers(1, 9), min_size=1, max_size=3),
+    parameterization=st.sampled_from(["ntk", "standard"]),
+    b_std=st.floats(0.0, 1.0),
+    output_activation=st.sampled_from([None, "tanh", "sigmoid"]),
+    seed=st.integers(0, 2**16),
+)
+def test_structured_ntk_equals_explicit_jacobian_product(
+    activation, hidden, parameterization, b_std, output_activation, seed
+):
+    net = nets.mlp((3, *hidden, 1), activation, b_std=b_std, out_b_std=0.5,
+                   parameterization=parameterization, output_activation=output_activation)
+    k1, k2, k3 = jax.random.split(jax.random.key(seed), 3)
+    params = net.init(k1)
+    x1, x2 = jax.random.normal(k2, (5, 3)), jax.random.normal(k3, (4, 3))
+    assert tangent.structured_network(net.apply) is net
+    fast = tangent.empirical_ntk(net.apply, params, x1, x2)
+    ref = _explicit_jtj(net.apply, params, x1, x2)
+    np.testing.assert_allclose(fast, ref, atol=1e-10 * (1 + float(jnp.abs(ref).max())), rtol=0)
+    same = tangent.empirical_ntk(net.apply, params, x1)
+    np.testing.assert_allclose(same, _explicit_jtj(net.apply, params, x1, x1), atol=1e-10 * (1 + float(jnp.abs(same).max())))
+
+
+def test_generic_function_uses_jacobian_fallback():
+    def model(p, x):  # a two-leaf model that is not an MLP
+        return jnp.tanh(x @ p["a"]) @ p["v"] + p["c"] * jnp.sum(x, axis=1)
+
+    params = {"a": jnp.ones((2, 3)) * 0.3, "v": jnp.arange(3.0), "c": jnp.array(0.7)}
+    x = jax.random.normal(jax.random.key(0), (4, 2))
+    assert tangent.structured_network(model) is None
+    np.testing.assert_allclose(tangent.empirical_ntk(model, params, x), _explicit_jtj(model, params, x, x), atol=1e-12)
+
+
+def test_wrapped_mlp_is_not_mistaken_for_structured_path():
+    net = nets.mlp((2, 4, 1), "relu")
+    params = net.init(jax.random.key(0))
+    wrapped = lambda p, x: 2.0 * net.apply(p, x)  # noqa: E731
+    x = jnp.eye(2)
+    assert tangent.structured_network(wrapped) is None
+    np.testing.assert_allclose(
+        tangent.empirical_ntk(wrapped, params, x), 4.0 * tangent.empirical_ntk(net.apply, params, x), atol=1e-12
+    )
+
+
+def test_linearize_is_exact_for_linear_models_and_first_order_otherwise():
+    net = nets.mlp((2, 16, 1), "tanh")
+    p0 = net.init(jax.random.key(1))
+    x = jax.random.normal(jax.random.key(2), (5, 2))
+    f_lin = tangent.linearize(net.apply, p0)
+    np.testing.assert_allclose(f_lin(p0, x), net.apply(p0, x), atol=1e-14)
+    direction = net.init(jax.random.key(3))
+    errs = []
+    for eps in (1e-2, 1e-3):
+        p = jax.tree_util.tree_map(lambda a, d: a + eps * d, p0, direction)
+        errs.append(float(jnp.max(jnp.abs(f_lin(p, x) - net.apply(p, x)))))
+    assert errs[1] < errs[0] / 50, errs  # the remainder is second order: shrinks ~100x
+
+    lin_net = nets.mlp((2, 3, 1), "identity")
+    q0 = lin_net.init(jax.random.key(4))
+    g_lin = tangent.linearize(lambda p, x: x @ p["W"][:, 0], q0[0])  # exactly linear in W
+    q = {"W": q0[0]["W"] + 1.0, "b": q0[0]["b"]}
+    np.testing.assert_allclose(g_lin(q, x), x @ q["W"][:, 0], atol=1e-13)
+
+
+def test_empirical_ntk_bad_inputs():
+    net = nets.mlp((3, 4, 1), "relu")
+    params = net.init(jax.random.key(0))
+    with pytest.raises(TypeError, match="f must be a function"):
+        tangent.empirical_ntk("not a function", params, np.ones((2, 3)))
+    with pytest.raises(ValueError, match="x1 must be 2-D"):
+        tangent.empirical_ntk(net.apply, params, np.ones(3))
+    with pytest.raises(ValueError, match="x1 must be finite"):
+        tangent.empirical_ntk(net.apply, params, np.full((2, 3), np.nan))
+    with pytest.raises(ValueError, match="3 columns"):
+        tangent.empirical_ntk(net.apply, params, np.ones((2, 4)))
+    with pytest.raises(ValueError, match="params must be a list"):
+        tangent.empirical_ntk(net.apply, params[:1], np.ones((2, 3)))
+    two_out = nets.mlp((3, 4, 2), "relu")
+    with pytest.raises(ValueError, match="scalar-output"):
+        tangent.empirical_ntk(two_out.apply, two_out.init(jax.random.key(0)), np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"must return shape \(n,\)"):
+        tangent.empirical_ntk(lambda p, x: x @ p, np.ones((3, 2)), np.ones((2, 3)))
+    with pytest.raises(TypeError, match="floating"):
+        tangent.empirical_ntk(lambda p, x: x @ p, np.ones(3, dtype=int), np.ones((2, 3)))
