@@ -259,7 +259,8 @@ def hard_margin_svm(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-7) ->
     """min ||w||^2/2 subject to y_i <w, x_i> >= 1 (no bias), solved through its dual.
 
     Dual: max_a sum_i a_i - 1/2 sum_ij a_i a_j y_i y_j <x_i, x_j> over a >= 0 (bounded
-    quasi-Newton, L-BFGS-B). KKT: w = sum_i a_i y_i x_i, a_i (y_i <w, x_i> - 1) = 0, so the
+    quasi-Newton, L-BFGS-B), then polished by solving the active constraints on the support
+    exactly. KKT: w = sum_i a_i y_i x_i, a_i (y_i <w, x_i> - 1) = 0, so the
     support vectors {i : a_i > 0} sit on the margin. Raises ValueError if the data are not
     linearly separable through the origin.
     """
@@ -273,6 +274,13 @@ def hard_margin_svm(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-7) ->
         options={"ftol": 1e-16, "gtol": 1e-13, "maxiter": 20_000},
     )
     a = res.x
+    support = a > support_tol * max(a.max(), 1.0)
+    if support.any():  # polish: on the support, Z_S Z_S^T a_S = 1 (active constraints) exactly
+        a_s = np.linalg.lstsq(G[np.ix_(support, support)], np.ones(support.sum()), rcond=None)[0]
+        polished = np.zeros(n)
+        polished[support] = a_s
+        if np.all(a_s > 0) and np.min(Z @ (Z.T @ polished)) >= 1.0 - 1e-12:
+            a = polished
     w = Z.T @ a
     margins = Z @ w
     if not np.isfinite(res.fun) or np.min(margins) < 1.0 - 1e-5 or np.linalg.norm(w) > 1e8:
@@ -281,12 +289,15 @@ def hard_margin_svm(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-7) ->
 
 
 def angle(u: ArrayLike, v: ArrayLike) -> jax.Array:
-    """Angle (radians) between u and v along the last axis, computed stably with arctan2."""
+    """Angle (radians) between u and v along the last axis: 2 arctan(|u^ - v^| / |u^ + v^|), u^ = u/|u|.
+
+    This form (Kahan's) is accurate for tiny angles, where arccos of the cosine loses half the digits.
+    """
     a = as_float_array(u, name="u")
     b = as_float_array(v, name="v")
-    dot = jnp.sum(a * b, axis=-1)
-    cross = jnp.sqrt(jnp.maximum(jnp.sum(a**2, -1) * jnp.sum(b**2, -1) - dot**2, 0.0))
-    return jnp.arctan2(cross, dot)
+    a = a / jnp.linalg.norm(a, axis=-1, keepdims=True)
+    b = b / jnp.linalg.norm(b, axis=-1, keepdims=True)
+    return 2.0 * jnp.arctan2(jnp.linalg.norm(a - b, axis=-1), jnp.linalg.norm(a + b, axis=-1))
 
 
 _LOSSES = {
