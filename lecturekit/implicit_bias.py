@@ -98,10 +98,15 @@ class DiagonalNetResult(NamedTuple):
     residual: float  # ||X beta - y|| at the end
 
 
+_BLOCK = 8
+_STABILITY = 0.25
+
+
 @jax.jit
 def _diagonal_gd(X, y, start, step_scale, tol, max_steps):
     abs_x = jnp.abs(X)
     col = abs_x.T @ jnp.ones(X.shape[0])
+    spectral_sq = jnp.linalg.norm(X, ord=2) ** 2
     target = tol * jnp.linalg.norm(y)
 
     def residual(tp, tm):
@@ -111,15 +116,23 @@ def _diagonal_gd(X, y, start, step_scale, tol, max_steps):
         _, _, k, _, rnorm = state
         return (rnorm > target) & (k < max_steps)
 
-    def body(state):
-        tp, tm, k, t, _ = state
+    def gd_step(_, state):
+        tp, tm, k, t = state
         g = X.T @ residual(tp, tm)
-        # Gershgorin bound on the Hessian: 4 lambda_max(X diag(tp^2 + tm^2) X^T) + 2 max|g|
-        curvature = 4.0 * jnp.max(abs_x @ ((tp**2 + tm**2) * col)) + 2.0 * jnp.max(jnp.abs(g))
-        eta = step_scale / curvature
-        tp = tp - 2.0 * eta * g * tp
-        tm = tm + 2.0 * eta * g * tm
-        return tp, tm, k + 1, t + eta, jnp.linalg.norm(residual(tp, tm))
+        # bound on the Hessian: 4 lambda_max(X diag(w) X^T) + 2 max|g|, w = tp^2 + tm^2, with
+        # lambda_max(X diag(w) X^T) <= min(Gershgorin row sum, ||X||_2^2 max w)
+        w = tp**2 + tm**2
+        gram = jnp.minimum(jnp.max(abs_x @ (w * col)), spectral_sq * jnp.max(w))
+        gmax = jnp.max(jnp.abs(g))
+        curvature = 4.0 * gram + 2.0 * gmax
+        # stability: eta * curvature <= 1/4; accuracy: each factor 1 -+ 2 eta g_i within step_scale of 1
+        eta = jnp.minimum(_STABILITY / curvature, step_scale / (2.0 * gmax + 1e-300))
+        return tp - 2.0 * eta * g * tp, tm + 2.0 * eta * g * tm, k + 1, t + eta
+
+    def body(state):  # a block of _BLOCK steps between convergence tests (amortizes loop overhead)
+        tp, tm, k, t, _ = state
+        tp, tm, k, t = jax.lax.fori_loop(0, _BLOCK, gd_step, (tp, tm, k, t), unroll=True)
+        return tp, tm, k, t, jnp.linalg.norm(residual(tp, tm))
 
     init = (start, start, jnp.asarray(0), jnp.asarray(0.0, start.dtype), jnp.linalg.norm(residual(start, start)))
     return jax.lax.while_loop(cond, body, init)
@@ -141,12 +154,16 @@ def train_diagonal_net(
     Loss L = 1/2 sum_n (<theta_+^2 - theta_-^2, x_n> - y_n)^2 with X of shape (N, d),
     started at theta_+ = theta_- = alpha * theta0 (theta0 = ones by default, so beta(0) = 0).
     The flow is followed by gradient descent
-    theta_+- <- theta_+- -+ 2 eta (X^T r) * theta_+-,  r = X beta - y,
-    with a step adapted at every iteration to the local curvature: eta = step_scale / lambda,
-    where lambda = 4 max_n (|X| diag(theta_+^2 + theta_-^2) |X|^T 1)_n + 2 max_i |(X^T r)_i|
-    bounds the largest Hessian eigenvalue (Gershgorin). Hence one rule serves the stiff
-    large-alpha regime and the slow small-alpha one. GD deviates from the flow's limit by
-    O(step_scale) (relative error ~ 0.05 * step_scale for alpha = 0.05 on a typical sparse problem).
+    theta_+- <- theta_+- -+ 2 eta (X^T r) * theta_+-,  r = X beta - y, g = X^T r,
+    with a step adapted at every iteration to the local curvature and gradient:
+    eta = min(1/4 / lambda, step_scale / (2 max_i |g_i|)), where
+    lambda = 4 min(max_n (|X| diag(w) |X|^T 1)_n, ||X||_2^2 max_i w_i) + 2 max_i |g_i|,
+    w = theta_+^2 + theta_-^2, bounds the largest Hessian eigenvalue (Gershgorin / spectral
+    norm): one rule serves the stiff large-alpha regime and the slow small-alpha one.
+    Why the second bound: GD multiplies theta_+- by (1 -+ 2 eta g) instead of the flow's
+    exp(-+ 2 eta g), so its limit is the flow's limit for the shape theta0 * exp(-delta),
+    delta_i = sum over steps of 2 eta^2 g_i^2 + ..., which is O(step_scale). The relative
+    distance to argmin Q is about 0.03-0.1 * step_scale at alpha = 0.05 on sparse Gaussian problems.
     Stops when ||r|| <= tol * ||y||; raises RuntimeError if that needs more than ``max_steps``.
     """
     Xa, ya = _check_regression(X, y)
@@ -309,7 +326,13 @@ _LOSSES = {
 @partial(jax.jit, static_argnames=("loss",))
 def _gd_classifier(Z, w, lr, n, loss):
     grad = jax.grad(lambda w: jnp.mean(_LOSSES[loss](Z @ w)))
-    return jax.lax.fori_loop(0, n, lambda _, w: w - lr * grad(w), w)
+    blocks, rest = divmod(n, 8)
+
+    def block(_, w):
+        return jax.lax.fori_loop(0, 8, lambda _, v: v - lr * grad(v), w, unroll=True)
+
+    w = jax.lax.fori_loop(0, blocks, block, w)
+    return jax.lax.fori_loop(0, rest, lambda _, v: v - lr * grad(v), w)
 
 
 def train_linear_classifier(

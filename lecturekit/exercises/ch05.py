@@ -88,4 +88,4 @@ def check_gd_bias_order(deviation: Callable) -> bool:
         expected = np.linalg.norm(beta - ref) / np.linalg.norm(ref)
         compare(deviation(X, y, c), expected, what=f"deviation(X, y, {c})", rtol=1e-3,
                 hint="use implicit_bias.train_diagonal_net(X, y, alpha=0.1, step_scale=c) and implicit_bias.argmin_Q.")
-    return passed("your deviations match; their ratio shows the O(step) bias of gradient descent.")
+    return passed("your deviations match: gradient descent is biased by its step, more so for larger steps.")
