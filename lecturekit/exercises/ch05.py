@@ -1,0 +1,91 @@
+"""Checks for the exercises of Chapter 5 (implicit bias).
+
+Each check runs the learner's function on problems drawn here and compares it with an
+independent reference (linear programming, the SVM dual, exact Markov chains, the convex
+program solved by Newton's method on its dual).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .. import implicit_bias as _ib
+from . import ExerciseCheckError, compare, passed, require_callable
+
+
+def _sparse_problem(seed: int, n: int, d: int, k: int):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    beta = np.zeros(d)
+    beta[rng.choice(d, k, replace=False)] = rng.choice([-1.0, 1.0], k) * (0.5 + rng.random(k))
+    return X, X @ beta
+
+
+def check_min_l1(min_l1: Callable) -> bool:
+    """min_l1(X, y) must return argmin ||beta||_1 subject to X beta = y."""
+    require_callable(min_l1, what="min_l1")
+    for seed, (n, d, k) in enumerate([(5, 12, 2), (8, 20, 4), (15, 30, 8)]):
+        X, y = _sparse_problem(100 + seed, n, d, k)
+        got = np.asarray(min_l1(X, y), dtype=float)
+        if got.shape != (d,):
+            raise ExerciseCheckError(f"min_l1 should return a vector of length d = {d}, got shape {got.shape}")
+        if np.linalg.norm(X @ got - y) > 1e-6 * np.linalg.norm(y):
+            raise ExerciseCheckError(
+                f"your beta does not interpolate: ||X beta - y|| = {np.linalg.norm(X @ got - y):.3g}. "
+                "Hint: the constraint is an equality, A_eq = [X, -X] on the split beta = u - v."
+            )
+        ref = np.asarray(_ib.min_l1_interpolant(X, y))
+        compare(np.abs(got).sum(), np.abs(ref).sum(), what=f"||beta||_1 on a {n}x{d} problem", rtol=1e-6,
+                hint="minimize sum(u) + sum(v) with u, v >= 0 (bounds=(0, None)).")
+    return passed("your linear program finds the minimum-l1 interpolant on three random problems.")
+
+
+def check_support_vectors(support_vectors: Callable) -> bool:
+    """support_vectors(X, y) must return the boolean mask {i : a_i > 0} of the hard-margin SVM."""
+    require_callable(support_vectors, what="support_vectors")
+    rng = np.random.default_rng(7)
+    for trial in range(3):
+        n = 16 + 4 * trial
+        X = rng.standard_normal((n, 2)) * np.array([1.0, 0.7])
+        y = np.where(np.arange(n) < n // 2, 1.0, -1.0)
+        X = X + y[:, None] * np.array([1.5, 1.0])
+        ref = _ib.hard_margin_svm(X, y)
+        got = np.asarray(support_vectors(X, y))
+        if got.shape != (n,) or got.dtype != bool:
+            raise ExerciseCheckError(f"support_vectors should return a boolean mask of shape ({n},), got "
+                                     f"shape {got.shape} and dtype {got.dtype}")
+        want = np.asarray(ref.support)
+        if not np.array_equal(got, want):
+            raise ExerciseCheckError(
+                f"trial {trial}: you marked points {np.flatnonzero(got).tolist()} but the support vectors "
+                f"(dual variables a_i > 0) are {np.flatnonzero(want).tolist()}. Hint: the set is "
+                "{i : a_i > 0}, not {i : a_i = 0}; compare a_i with a tolerance relative to max(a)."
+            )
+    return passed("your support vectors agree with the SVM dual on three data sets.")
+
+
+def check_continuum_mass(lower_mass: Callable) -> bool:
+    """lower_mass(s1, s2): stationary mass of [0, pi) for step sizes s1 on [0, pi) and s2 on [pi, 2 pi)."""
+    require_callable(lower_mass, what="lower_mass")
+    for s1, s2 in [(1.0, 1.0), (1.0, 2.0), (2.0, 1.0), (0.5, 3.0), (1.3, 1.7)]:
+        compare(lower_mass(s1, s2), s2**2 / (s1**2 + s2**2), what=f"lower_mass({s1}, {s2})", rtol=1e-10,
+                hint="the Ito Fokker-Planck equation gives sigma(theta)^2 p(theta) = constant.")
+    exact = _ib.two_speed_chain_stationary(400)[:400].sum()  # the exact lattice chain, slow=1, fast=2
+    compare(lower_mass(1.0, 2.0), exact, what="lower_mass(1, 2) vs the exact chain with 400 sites per half",
+            rtol=2e-3)
+    return passed("your formula matches the Fokker-Planck answer and the exact lattice chain (0.7992 at n = 400).")
+
+
+def check_gd_bias_order(deviation: Callable) -> bool:
+    """deviation(X, y, step_scale) must return ||beta_GD - argmin Q|| / ||argmin Q|| at alpha = 0.1."""
+    require_callable(deviation, what="deviation")
+    X, y = _sparse_problem(0, 20, 40, 3)
+    ref = np.asarray(_ib.argmin_Q(X, y, alpha=0.1))
+    for c in (0.2, 0.05):
+        beta = np.asarray(_ib.train_diagonal_net(X, y, alpha=0.1, step_scale=c))
+        expected = np.linalg.norm(beta - ref) / np.linalg.norm(ref)
+        compare(deviation(X, y, c), expected, what=f"deviation(X, y, {c})", rtol=1e-3,
+                hint="use implicit_bias.train_diagonal_net(X, y, alpha=0.1, step_scale=c) and implicit_bias.argmin_Q.")
+    return passed("your deviations match: gradient descent is biased by its step, more so for larger steps.")

@@ -1,0 +1,304 @@
+"""Tests of lecturekit.implicit_bias against closed forms and independently solved programs."""
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import optimize
+
+jax.config.update("jax_enable_x64", True)
+
+from lecturekit import implicit_bias as ib  # noqa: E402
+
+
+def sparse_problem(seed=0, n=10, d=40, k=3):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    beta = np.zeros(d)
+    beta[rng.choice(d, k, replace=False)] = rng.choice([-1.0, 1.0], k) * (0.5 + rng.random(k))
+    return X, X @ beta, beta
+
+
+def primal_argmin_Q(X, y, alpha, theta0):
+    """argmin Q s.t. X beta = y by scipy's trust-constr on the primal (independent of ib.argmin_Q)."""
+    s = alpha**2 * theta0**2
+
+    def qf(z):
+        return 2 - np.sqrt(4 + z * z) + z * np.arcsinh(z / 2)
+
+    start = np.linalg.lstsq(X, y, rcond=None)[0]
+    scale = np.sum(s * qf(start / s))
+    res = optimize.minimize(
+        lambda b: np.sum(s * qf(b / s)) / scale,
+        start,
+        jac=lambda b: np.arcsinh(b / s / 2) / scale,
+        hess=lambda b: np.diag(1 / (s * np.sqrt(4 + (b / s) ** 2))) / scale,
+        method="trust-constr",
+        constraints=[optimize.LinearConstraint(X, y, y)],
+        options={"gtol": 1e-12, "xtol": 1e-14, "maxiter": 5000},
+    )
+    return res.x
+
+
+def rel(a, b):
+    return float(np.linalg.norm(np.asarray(a) - np.asarray(b)) / np.linalg.norm(np.asarray(b)))
+
+
+# --- q and Q --------------------------------------------------------------------------
+
+
+def test_q_closed_form_values():
+    z = np.array([0.0, 1.0, -3.0, 10.0])
+    expected = 2 - np.sqrt(4 + z**2) + z * np.arcsinh(z / 2)
+    np.testing.assert_allclose(ib.q(z), expected, rtol=1e-14, atol=1e-15)
+    assert float(ib.q(0.0)) == 0.0
+
+
+_dq = jax.jit(jax.grad(lambda t: ib.q(t)))
+_d2q = jax.jit(jax.grad(jax.grad(lambda t: ib.q(t))))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(-50, 50, allow_nan=False))
+def test_q_derivatives(z):
+    d1 = _dq(z)
+    d2 = _d2q(z)
+    assert abs(float(d1) - np.arcsinh(z / 2)) < 1e-12
+    assert abs(float(d2) - 1 / np.sqrt(4 + z * z)) < 1e-12
+    assert float(d2) > 0
+
+
+def test_Q_scaling_and_default_theta0():
+    beta = np.array([0.3, -1.0, 2.0])
+    alpha = 0.7
+    s = alpha**2
+    assert float(ib.Q(beta, alpha)) == pytest.approx(float(np.sum(s * ib.q(beta / s))), rel=1e-14)
+    theta0 = np.array([1.0, 2.0, 0.5])
+    s = alpha**2 * theta0**2
+    assert float(ib.Q(beta, alpha, theta0)) == pytest.approx(float(np.sum(s * ib.q(beta / s))), rel=1e-14)
+
+
+def test_Q_limits_normalized():
+    beta = np.array([0.4, -1.3, 2.0])
+    theta0 = np.array([1.0, 2.0, 0.5])
+    # alpha -> infinity: alpha^2 Q -> sum beta^2 / (4 theta0^2)
+    big = 1e3
+    assert big**2 * float(ib.Q(beta, big, theta0)) == pytest.approx(np.sum(beta**2 / (4 * theta0**2)), rel=1e-6)
+    # alpha -> 0: Q / log(1/alpha^2) -> ||beta||_1, with an O(1/log(1/alpha)) correction
+    errs = [abs(float(ib.Q(beta, a)) / np.log(1 / a**2) - np.abs(beta).sum()) for a in (1e-4, 1e-8, 1e-16)]
+    assert errs[0] > errs[1] > errs[2] and errs[2] < 0.05 * np.abs(beta).sum(), errs
+
+
+# --- train_diagonal_net vs the independently solved convex program ----------------------
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.2, 1.0, 5.0, 20.0])
+def test_train_diagonal_net_matches_argmin_Q(alpha):
+    X, y, _ = sparse_problem()
+    assert X.shape[1] > X.shape[0]
+    theta0 = np.ones(X.shape[1])
+    reference = primal_argmin_Q(X, y, alpha, theta0)
+    beta = ib.train_diagonal_net(X, y, alpha=alpha)
+    err = rel(beta, reference)
+    assert err < 0.03, f"alpha={alpha}: relative error {err:.3g}"  # the required accuracy
+    assert err < 5e-3, f"alpha={alpha}: relative error {err:.3g}"  # what the default step gives
+    assert rel(X @ np.asarray(beta), y) < 1e-8
+
+
+def test_gd_equals_flow_with_effective_shape():
+    # GD = gradient flow for the shape sqrt(theta+ theta-)/alpha, up to O(eta^3 g^3)
+    X, y, _ = sparse_problem()
+    for c in (0.1, 0.02):
+        res = ib.train_diagonal_net(X, y, alpha=0.1, step_scale=c, return_info=True)
+        plain = rel(res.beta, ib.argmin_Q(X, y, alpha=0.1))
+        eff = rel(res.beta, ib.argmin_Q(X, y, alpha=0.1, theta0=np.sqrt(res.theta_plus * res.theta_minus) / 0.1))
+        assert eff < 0.1 * plain and eff < 1e-3, (c, plain, eff)
+
+
+def test_train_diagonal_net_shape_theta0():
+    X, y, _ = sparse_problem(seed=1, n=6, d=15)
+    theta0 = np.random.default_rng(3).uniform(0.5, 2.0, 15)
+    res = ib.train_diagonal_net(X, y, alpha=0.5, theta0=theta0, return_info=True)
+    reference = primal_argmin_Q(X, y, 0.5, theta0)
+    assert rel(res.beta, reference) < 5e-3
+    np.testing.assert_allclose(res.beta, res.theta_plus**2 - res.theta_minus**2, atol=1e-14)
+    assert res.steps > 0 and res.time > 0 and res.residual <= 1e-9 * np.linalg.norm(y)
+
+
+def test_argmin_Q_matches_primal_and_limits():
+    X, y, _ = sparse_problem(seed=2, n=8, d=25)
+    theta0 = np.random.default_rng(4).uniform(0.5, 2.0, 25)
+    for alpha in (0.1, 1.0, 10.0):
+        assert rel(ib.argmin_Q(X, y, alpha=alpha, theta0=theta0), primal_argmin_Q(X, y, alpha, theta0)) < 1e-5
+    # alpha -> 0: the minimum-l1 interpolant (a problem whose l1 solution is well separated;
+    # with a nearly degenerate l1 problem the approach is much slower)
+    X1, y1, _ = sparse_problem(seed=0, n=20, d=40)
+    l1 = ib.min_l1_interpolant(X1, y1)
+    errs = [rel(ib.argmin_Q(X1, y1, alpha=a), l1) for a in (1e-2, 1e-3, 1e-4)]
+    assert errs[0] > errs[1] > errs[2] and errs[2] < 1e-3, errs
+    wl2 = ib.min_weighted_l2_interpolant(X, y, theta0)
+    assert rel(ib.argmin_Q(X, y, alpha=100.0, theta0=theta0), wl2) < 1e-6
+
+
+def test_min_l1_recovers_sparse_truth():
+    X, y, beta = sparse_problem(seed=5, n=20, d=40, k=2)
+    assert rel(ib.min_l1_interpolant(X, y), beta) < 1e-7
+
+
+def test_diagonal_net_bad_inputs():
+    X, y, _ = sparse_problem(n=4, d=6)
+    with pytest.raises(ValueError, match="alpha"):
+        ib.train_diagonal_net(X, y, alpha=0.0)
+    with pytest.raises(ValueError, match="X"):
+        ib.train_diagonal_net(X[0], y, alpha=1.0)
+    with pytest.raises(ValueError, match="y"):
+        ib.train_diagonal_net(X, y[:3], alpha=1.0)
+    with pytest.raises(ValueError, match="theta0"):
+        ib.train_diagonal_net(X, y, alpha=1.0, theta0=np.zeros(6))
+    with pytest.raises(ValueError, match="theta0"):
+        ib.train_diagonal_net(X, y, alpha=1.0, theta0=np.ones(5))
+    with pytest.raises(ValueError, match="step_scale"):
+        ib.train_diagonal_net(X, y, alpha=1.0, step_scale=2.0)
+    with pytest.raises(TypeError, match="alpha"):
+        ib.train_diagonal_net(X, y, alpha="big")
+    with pytest.raises(RuntimeError, match="max_steps"):
+        ib.train_diagonal_net(X, y, alpha=0.05, max_steps=10)
+    with pytest.raises(ValueError, match="finite"):
+        ib.Q(np.array([np.nan, 1.0]), 1.0)
+
+
+# --- max-margin ---------------------------------------------------------------------------
+
+
+def separable_data(seed=25, n=20):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 2)) * np.array([1.0, 0.6])
+    y = np.where(np.arange(n) < n // 2, 1.0, -1.0)
+    return X + y[:, None] * np.array([1.6, 0.8]), y
+
+
+def test_svm_known_solution():
+    X = np.array([[2.0, 0.0], [3.0, 1.0], [-1.0, 0.5], [-2.0, -2.0]])
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    sol = ib.hard_margin_svm(X, y)
+    # brute force: the max-margin direction through the origin maximizes min_i y_i <u, x_i> over unit u
+    phis = np.linspace(0, 2 * np.pi, 200_001)
+    U = np.stack([np.cos(phis), np.sin(phis)], 1)
+    margins = np.min((y[:, None] * X) @ U.T, axis=0)
+    best = U[np.argmax(margins)]
+    assert float(ib.angle(sol.w, best)) < 1e-4  # grid spacing 3e-5
+    assert float(jnp.linalg.norm(sol.w)) == pytest.approx(1 / margins.max(), rel=1e-5)
+    # by hand: the active constraints are points 3 and 4, w = (5/6, -1/3)
+    np.testing.assert_allclose(sol.w, [5 / 6, -1 / 3], atol=1e-12)
+    np.testing.assert_array_equal(sol.support, [False, False, True, True])
+
+
+def test_svm_kkt():
+    X, y = separable_data()
+    sol = ib.hard_margin_svm(X, y)
+    Z = y[:, None] * X
+    m = Z @ np.asarray(sol.w)
+    a = np.asarray(sol.dual)
+    assert np.all(m >= 1 - 1e-7) and np.all(a >= 0)
+    np.testing.assert_allclose(m[np.asarray(sol.support)], 1.0, atol=1e-6)  # support vectors on the margin
+    np.testing.assert_allclose(Z.T @ a, sol.w, atol=1e-12)  # stationarity
+    assert np.max(np.abs(a * (m - 1))) < 1e-6  # complementary slackness
+
+
+def test_svm_rejects_non_separable_and_bad_labels():
+    X = np.array([[1.0, 0.0], [2.0, 0.0]])
+    with pytest.raises(ValueError, match="separable"):
+        ib.hard_margin_svm(X, np.array([1.0, -1.0]))
+    with pytest.raises(ValueError, match="labels"):
+        ib.hard_margin_svm(X, np.array([1.0, 0.0]))
+
+
+def test_gd_direction_converges_to_svm():
+    X, y = separable_data()
+    sol = ib.hard_margin_svm(X, y)
+    W = ib.train_linear_classifier(X, y, [100, 10_000, 100_000], loss="exp")
+    norms = np.linalg.norm(np.asarray(W), axis=1)
+    gaps = np.asarray(ib.angle(W, sol.w))
+    assert np.all(np.diff(norms) > 0)
+    assert gaps[-1] < gaps[0] and gaps[-1] < 0.01, gaps
+    Wl = ib.train_linear_classifier(X, y, [100_000], loss="logistic")
+    assert float(ib.angle(Wl[0], sol.w)) < 0.02
+    with pytest.raises(ValueError, match="loss"):
+        ib.train_linear_classifier(X, y, [10], loss="hinge")
+    with pytest.raises(ValueError, match="checkpoints"):
+        ib.train_linear_classifier(X, y, [10, 5])
+
+
+def test_angle_values():
+    assert float(ib.angle(np.array([1.0, 0.0]), np.array([0.0, 3.0]))) == pytest.approx(np.pi / 2)
+    assert float(ib.angle(np.array([1.0, 1e-9]), np.array([1.0, 0.0]))) == pytest.approx(1e-9, rel=1e-6)
+    assert float(ib.angle(np.array([1.0, 0.0]), np.array([-2.0, 0.0]))) == pytest.approx(np.pi)
+
+
+# --- SGD ------------------------------------------------------------------------------------
+
+
+def test_batch_second_moment_trace_by_enumeration():
+    rng = np.random.default_rng(0)
+    m, n, b = 5, 3, 2.0
+    X, y, theta = rng.standard_normal((m, n)), rng.standard_normal(m), rng.standard_normal(n)
+    p = b / m
+    second = 0.0
+    for mask in itertools.product([0, 1], repeat=m):
+        mask = np.array(mask, float)
+        prob = np.prod(np.where(mask == 1, p, 1 - p))
+        g = ((mask * (X @ theta - y)) @ X) / b
+        second += prob * g @ g
+    assert float(ib.batch_second_moment_trace(theta, X, y, b)) == pytest.approx(second, rel=1e-12)
+
+
+def test_fdr_least_squares():
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((12, 2)), rng.standard_normal(12)
+    res = ib.sgd_least_squares_fdr(jax.random.key(0), X, y, lr=0.05, batch=3, steps=1000, burn_in=300, chains=300)
+    diff = np.asarray(res.alignment - res.half_lr_trace)
+    se = diff.std(ddof=1) / np.sqrt(diff.size)
+    assert abs(diff.mean()) < 5 * se, (diff.mean(), se)  # exact identity, up to Monte Carlo noise
+    g = np.asarray(res.grad)
+    assert np.all(np.abs(g.mean(0)) < 5 * g.std(0, ddof=1) / np.sqrt(g.shape[0]))
+    with pytest.raises(ValueError, match="burn_in"):
+        ib.sgd_least_squares_fdr(jax.random.key(0), X, y, lr=0.05, batch=3, steps=10, burn_in=10, chains=2)
+
+
+def test_two_speed_chain_exact_mass():
+    for n in (2, 4, 10, 50):
+        p = ib.two_speed_chain_stationary(n)
+        assert p.sum() == pytest.approx(1.0) and np.all(p >= -1e-15)
+        assert p[:n].sum() == pytest.approx(4 * n / (5 * n + 2), rel=1e-10)
+    uniform = ib.two_speed_chain_stationary(10, fast=1)
+    np.testing.assert_allclose(uniform, 1 / 20, rtol=1e-10)
+    with pytest.raises(ValueError, match="even"):
+        ib.two_speed_chain_stationary(7)
+
+
+def test_two_speed_walk_monte_carlo():
+    n = 10
+    exact = ib.two_speed_chain_stationary(n)[:n].sum()
+    occ = np.asarray(ib.two_speed_walk_occupation(jax.random.key(3), n, walkers=500, steps=4000, burn_in=500))
+    se = occ.std(ddof=1) / np.sqrt(occ.size)
+    assert abs(occ.mean() - exact) < 5 * se, (occ.mean(), exact, se)
+
+
+def test_circle_chain_and_simulation():
+    kw = dict(kappa=0.5, lr=0.05, label_sd=2.0, tilt_sd=2.0)
+    th, dens = ib.circle_chain_stationary(**kw, grid=400)
+    h = th[1] - th[0]
+    assert dens.sum() * h == pytest.approx(1.0)
+    flat_exact = dens[np.cos(th) < 0].sum() * h
+    occ = np.asarray(ib.circle_sgd_occupation(jax.random.key(4), **kw, steps=3000, burn_in=500, chains=500))
+    se = occ.std(ddof=1) / np.sqrt(occ.size)
+    assert abs(occ.mean() - flat_exact) < 5 * se + 0.01, (occ.mean(), flat_exact, se)
+    f, fp = ib.circle_model(np.array([0.0, np.pi]), 0.5)
+    np.testing.assert_allclose(f, 0.0, atol=1e-15)
+    np.testing.assert_allclose(fp**2, [1.5**2, 0.5**2])  # curvatures of L = f^2/2 at the minima
+    with pytest.raises(ValueError, match="kappa"):
+        ib.circle_model(0.0, 1.0)
