@@ -57,6 +57,7 @@ __all__ = [
     "activation_patterns",
     "pattern_map_2d",
     "plot_regions_2d",
+    "random_params",
 ]
 
 
@@ -217,6 +218,33 @@ def breakpoints_1d(net: _nets.MLP, params: Any, a: Any, b: Any, *, exact: bool =
 def count_pieces_1d(net: _nets.MLP, params: Any, a: Any, b: Any, *, exact: bool = False) -> int:
     """Exact number of affine pieces of the network on [a, b]: 1 + number of breakpoints."""
     return 1 + len(trace_1d(net, params, a, b, exact=exact).breakpoints)
+
+
+def random_params(net: _nets.MLP, key: jax.Array, count: int) -> list[list[dict[str, np.ndarray]]]:
+    """``count`` independent parameter draws with the distribution of ``net.init`` (NumPy arrays).
+
+    All entries come from one ``jax.random.normal`` call (one compilation, however many
+    networks), then are cut into layers: N(0, 1) entries in the NTK parameterization,
+    scaled by w_std / sqrt(fan_in) and b_std in the standard one. Same law as ``net.init``,
+    different values for a given key.
+    """
+    if not isinstance(net, _nets.MLP):
+        raise TypeError(f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}")
+    count = check_positive_int(count, name="count")
+    flat = np.asarray(jax.random.normal(key, (count, net.num_params()), dtype=jnp.float64
+                                        if jax.config.jax_enable_x64 else jnp.float32), dtype=np.float64)
+    out = []
+    for row in flat:
+        params, start = [], 0
+        for (n_in, n_out), (w_std, b_std) in zip(zip(net.widths[:-1], net.widths[1:]), net.layer_stds()):
+            w = row[start:start + n_in * n_out].reshape(n_in, n_out)
+            b = row[start + n_in * n_out:start + n_in * n_out + n_out]
+            start += n_in * n_out + n_out
+            if net.parameterization == "standard":
+                w, b = w * (w_std / n_in**0.5), b * b_std
+            params.append({"W": w, "b": b})
+        out.append(params)
+    return out
 
 
 # --------------------------------------------------------------------------- sawtooth
