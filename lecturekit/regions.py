@@ -150,7 +150,7 @@ def _interior_points(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return np.where(np.isinf(left) & np.isinf(right), 0.0, mid)
 
 
-def _trace(layers, lo, hi, *, exact: bool, rtol: float) -> Trace1D:
+def _trace(layers, lo, hi, *, exact: bool, rtol: float, snap: float = 0.0) -> Trace1D:
     dtype = object if exact else np.float64
     zero = Fraction(0) if exact else 0.0
     knots = np.array([lo, hi], dtype=dtype)
@@ -165,9 +165,18 @@ def _trace(layers, lo, hi, *, exact: bool, rtol: float) -> Trace1D:
         rows, cols = np.nonzero(z1 != 0)
         cross = -z0[rows, cols] / z1[rows, cols]
         inside = (cross > left[rows]) & (cross < right[rows])
+        if snap > 0:  # a zero within rounding of an existing knot is that knot
+            room = snap * np.maximum(1.0, np.abs(cross))
+            inside &= (cross - left[rows] > room) & (right[rows] - cross > room)
         before = len(knots)
         old = knots
         knots = np.unique(np.concatenate([knots, cross[inside]]).astype(dtype))
+        if snap > 0 and len(knots) > 2:  # merge zeros of different neurons that agree to rounding
+            finite = np.isfinite(knots[:-1]) & np.isfinite(knots[1:])
+            with np.errstate(invalid="ignore"):
+                close = finite & (np.diff(knots) <= snap * np.maximum(1.0, np.abs(knots[1:])))
+            knots = knots[np.concatenate([[True], ~close])]
+            knots[-1] = old[-1]
         new_knots.append(len(knots) - before)
         mid = _interior_points(knots[:-1], knots[1:])
         parent = np.searchsorted(old, mid) - 1
@@ -189,7 +198,7 @@ def _trace(layers, lo, hi, *, exact: bool, rtol: float) -> Trace1D:
 
 
 def trace_1d(net: _nets.MLP, params: Any, a: Any, b: Any, *, exact: bool = False,
-             rtol: float = 1e-9) -> Trace1D:
+             rtol: float = 1e-9, snap: float = 1e-11) -> Trace1D:
     """Pieces of a scalar-input ReLU network on [a, b], traced layer by layer.
 
     Layer l's pre-activations are affine on each interval between the knots found for
@@ -198,12 +207,16 @@ def trace_1d(net: _nets.MLP, params: Any, a: Any, b: Any, *, exact: bool = False
     read at an interior point. ``a``/``b`` may be infinite (float mode). A knot counts as a
     breakpoint if the slopes on its two sides differ (by more than ``rtol`` times the
     larger one in float mode; exactly in ``exact`` mode, which uses ``Fraction``s).
+    In float mode a zero closer than ``snap`` * max(1, |x|) to a knot is merged with it, so
+    that rounding (e.g. of 1/3) cannot create spurious slivers where a deeper neuron
+    vanishes exactly at an earlier knot.
     """
     _check_relu_net(net, input_dim=1)
     exact = bool(exact)
     rtol = check_real(rtol, name="rtol", nonnegative=True)
+    snap = 0.0 if exact else check_real(snap, name="snap", nonnegative=True)
     lo, hi = _interval(a, b, exact=exact)
-    return _trace(_layers(net, params, exact=exact), lo, hi, exact=exact, rtol=rtol)
+    return _trace(_layers(net, params, exact=exact), lo, hi, exact=exact, rtol=rtol, snap=snap)
 
 
 def breakpoints_1d(net: _nets.MLP, params: Any, a: Any, b: Any, *, exact: bool = False):
