@@ -1,0 +1,249 @@
+"""Tests of lecturekit.regions: exact breakpoints, sawtooth counts, arrangement cells."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lecturekit import nets, regions
+
+jax.config.update("jax_enable_x64", True)
+
+
+def random_net(seed: int, widths, b_std: float = 1.0):
+    """An NTK-parameterized ReLU mlp with N(0, 1) parameters drawn by NumPy (as net.init does;
+    NumPy avoids compiling JAX's sampler for every shape, which dominates on a busy machine)."""
+    net = nets.mlp(widths, "relu", b_std=b_std, out_b_std=0.5)
+    rng = np.random.default_rng(seed)
+    params = [{"W": rng.normal(size=(i, o)), "b": rng.normal(size=o)} for i, o in zip(widths[:-1], widths[1:])]
+    return net, params
+
+
+def f(net, params, x):
+    """Independent NumPy forward pass z = mW h W + mb b (checked against net.apply below)."""
+    h = np.asarray(x, float).reshape(-1, 1) if net.input_dim == 1 else np.asarray(x, float)
+    for i, (layer, (mw, mb)) in enumerate(zip(params, net.multipliers())):
+        h = mw * h @ np.asarray(layer["W"]) + mb * np.asarray(layer["b"])
+        if i < net.depth:
+            h = np.maximum(h, 0.0)
+    return h[:, 0]
+
+
+def test_reference_forward_matches_net_apply():
+    net, params = random_net(0, (1, 6, 5, 1))
+    x = np.linspace(-3, 3, 64)
+    np.testing.assert_allclose(f(net, params, x), np.asarray(net.apply(params, x[:, None])), rtol=1e-13, atol=1e-13)
+    net2, params2 = random_net(1, (2, 4, 4, 1))
+    x2 = np.random.default_rng(0).normal(size=(64, 2))
+    np.testing.assert_allclose(f(net2, params2, x2), np.asarray(net2.apply(params2, x2)), rtol=1e-13, atol=1e-13)
+
+
+DEEP = [(1, 8, 1), (1, 5, 7, 1), (1, 6, 6, 6, 1), (1, 10, 3, 10, 4, 1), (1, 4, 4, 4, 4, 4, 4, 1)]
+
+
+# ----------------------------------------------------------------------------- 1-D
+@pytest.mark.parametrize("widths", DEEP)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_affine_between_breakpoints(widths, seed):
+    """Between consecutive breakpoints the network agrees with the line through the ends."""
+    net, params = random_net(seed, widths)
+    a, b = -3.0, 3.0
+    bp = np.asarray(regions.breakpoints_1d(net, params, a, b))
+    assert np.all(np.diff(bp) > 0) and np.all((bp > a) & (bp < b))
+    ends = np.concatenate([[a], bp, [b]])
+    lo, hi = ends[:-1, None], ends[1:, None]
+    t = np.random.default_rng(seed).uniform(size=(len(lo), 7))
+    values = f(net, params, np.concatenate([ends, (lo + t * (hi - lo)).ravel()]))
+    f_ends, inside = values[: len(ends)], values[len(ends):].reshape(t.shape)
+    line = f_ends[:-1, None] + t * (f_ends[1:, None] - f_ends[:-1, None])
+    scale = 1.0 + np.abs(f_ends[:-1, None]) + np.abs(f_ends[1:, None])
+    assert np.max(np.abs(inside - line) / scale) < 1e-9
+
+
+@pytest.mark.parametrize("widths", DEEP)
+@pytest.mark.parametrize("seed", [0, 3])
+def test_every_breakpoint_is_a_kink(widths, seed):
+    """The one-sided slopes at each breakpoint differ (measured by finite differences)."""
+    net, params = random_net(seed, widths)
+    bp = np.asarray(regions.breakpoints_1d(net, params, -3.0, 3.0))
+    gaps = np.diff(np.concatenate([[-3.0], bp, [3.0]]))
+    h = 0.25 * np.minimum(gaps[:-1], gaps[1:])
+    f_left, f_mid, f_right = f(net, params, np.concatenate([bp - h, bp, bp + h])).reshape(3, -1)
+    left, right = (f_mid - f_left) / h, (f_right - f_mid) / h
+    # rounding of the outputs (~1e-15 relative) divided by h bounds the finite-difference error
+    fd_err = 1e-7 * (1 + np.abs(left) + np.abs(right)) + 1e-12 / h
+    assert np.all(np.abs(right - left) > fd_err), np.min(np.abs(right - left) - fd_err)
+
+
+def test_trace_slopes_match_autodiff():
+    net, params = random_net(5, (1, 9, 9, 9, 1))
+    tr = regions.trace_1d(net, params, -2.0, 2.0)
+    mids = 0.5 * (tr.knots[:-1] + tr.knots[1:])
+    grad = jax.grad(lambda x: net.apply(params, x[:, None]).sum())(mids)
+    np.testing.assert_allclose(np.asarray(grad), tr.slopes, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tr.intercepts + tr.slopes * mids, f(net, params, mids), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("widths", [(1, 6, 1), (1, 5, 5, 5, 1)])
+def test_exact_mode_agrees_with_float(widths):
+    net, params = random_net(7, widths)
+    exact = regions.breakpoints_1d(net, params, -2.0, 2.0, exact=True)
+    approx = np.asarray(regions.breakpoints_1d(net, params, -2.0, 2.0))
+    assert all(isinstance(x, Fraction) for x in exact)
+    assert len(exact) == len(approx)
+    np.testing.assert_allclose(np.array(exact, dtype=float), approx, rtol=1e-12, atol=1e-12)
+
+
+def test_count_on_whole_line_and_grid_lower_bound():
+    net, params = random_net(11, (1, 12, 12, 1))
+    n_inf = regions.count_pieces_1d(net, params, -np.inf, np.inf)
+    n_box = regions.count_pieces_1d(net, params, -2.0, 2.0)
+    assert n_box <= n_inf
+    # slopes seen on a fine grid can only be fewer than the pieces (a lower bound)
+    xs = np.linspace(-2.0, 2.0, 40001)
+    slopes = np.round(np.diff(f(net, params, xs)) / (xs[1] - xs[0]), 6)
+    changes = 1 + np.count_nonzero(np.abs(np.diff(slopes)) > 1e-4)
+    assert changes <= 2 * n_box
+
+
+def test_one_hidden_layer_breakpoints_closed_form():
+    """For one hidden layer the breakpoints are the points -mb b_j / (mW W_j)."""
+    net, params = random_net(3, (1, 20, 1))
+    (mw, mb), _ = net.multipliers()
+    w, b = np.asarray(params[0]["W"])[0] * mw, np.asarray(params[0]["b"]) * mb
+    expected = np.sort(-b / w)
+    expected = expected[(expected > -5) & (expected < 5)]
+    np.testing.assert_allclose(np.asarray(regions.breakpoints_1d(net, params, -5, 5)), expected, rtol=1e-13)
+    assert regions.count_pieces_1d(net, params, -np.inf, np.inf) == 21  # n1 + 1, generic weights
+
+
+def test_dead_readout_neuron_is_not_a_kink():
+    net, params = random_net(4, (1, 5, 1))
+    params[1]["W"][2, 0] = 0.0
+    assert regions.count_pieces_1d(net, params, -np.inf, np.inf) == 5
+
+
+@pytest.mark.parametrize("depth", range(1, 11))
+def test_sawtooth_has_2_to_the_L_pieces(depth):
+    net, params = regions.sawtooth(depth)
+    assert net.depth == 2 * depth and sum(net.widths[1:-1]) == 3 * depth
+    assert regions.count_pieces_1d(net, params, 0.0, 1.0) == 2**depth
+    assert regions.count_pieces_1d(net, params, -np.inf, np.inf) == 2**depth + 2
+    bp = np.asarray(regions.breakpoints_1d(net, params, 0.0, 1.0))
+    np.testing.assert_array_equal(bp, np.arange(1, 2**depth) / 2**depth)
+
+
+@pytest.mark.parametrize("depth", [1, 4, 7])
+def test_sawtooth_exact_and_values(depth):
+    net, params = regions.sawtooth(depth)
+    bp = regions.breakpoints_1d(net, params, 0, 1, exact=True)
+    assert bp == [Fraction(k, 2**depth) for k in range(1, 2**depth)]
+    xs = np.linspace(-0.5, 1.5, 101)
+    ref = xs.copy()
+    for _ in range(depth):
+        ref = regions.tent(ref)
+    np.testing.assert_allclose(f(net, params, xs), ref, atol=1e-12)
+
+
+def test_tent_values():
+    assert regions.tent(Fraction(1, 3)) == Fraction(2, 3)
+    assert regions.tent(Fraction(3, 4)) == Fraction(1, 2)
+    assert regions.tent(2.0) == 0.0 and regions.tent(-1.0) == 0.0
+
+
+# ----------------------------------------------------------------------------- arrangements
+@pytest.mark.parametrize("d,n,expected", [(2, 3, 7), (2, 6, 22), (2, 10, 56), (3, 5, 26), (3, 8, 93), (5, 3, 8)])
+def test_zaslavsky_catalogue_values(d, n, expected):
+    rng = np.random.default_rng(100 * d + n)
+    assert regions.zaslavsky(n, d) == expected
+    assert regions.count_cells(rng.normal(size=(n, d)), rng.normal(size=n)) == expected
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(0, 9))
+def test_zaslavsky_for_random_lines(seed, n):
+    """Random lines are in general position (a.s.): exact cell count = 1 + n + C(n, 2)."""
+    rng = np.random.default_rng(seed)
+    cells = regions.count_cells(rng.normal(size=(n, 2)), rng.normal(size=n))
+    assert cells == regions.zaslavsky(n, 2) == 1 + n + math.comb(n, 2)
+
+
+def test_degenerate_arrangements_in_the_plane():
+    # 4 concurrent lines (8 sectors) plus x = -1, which crosses 3 of them: 8 + 4 = 12
+    normals = [[1, 0], [0, 1], [1, 1], [1, -1], [1, 0]]
+    assert regions.count_cells(normals, [0, 0, 0, 0, 1]) == 12
+    # parallel lines only, with a repeated one (opposite orientation): 3 distinct -> 4 cells
+    assert regions.count_cells([[1, 2], [2, 4], [-1, -2], [1, 2]], [0, 1, 0, 5]) == 4
+    # a 3 x 3 grid of lines: 16 cells
+    assert regions.count_cells([[1, 0]] * 3 + [[0, 1]] * 3, [0, 1, 2, 0, 1, 2]) == 16
+    assert regions.count_cells(np.zeros((0, 2)), np.zeros(0)) == 1
+
+
+def test_count_regions_2d_shallow_matches_polygons():
+    for seed in range(3):
+        net, params = random_net(seed, (2, 9, 1))
+        exact = regions.count_regions_2d_shallow(net, params)
+        assert exact == regions.zaslavsky(9, 2)
+        big = regions.activation_regions_2d(net, params, (-1e4, 1e4, -1e4, 1e4))
+        assert big.count == exact
+
+
+def test_count_regions_2d_shallow_cancelling_neurons():
+    """relu(z) - relu(-z) = z has no kink; relu(z) + relu(-z) = |z| has one."""
+    net = nets.mlp((2, 2, 1), "relu", parameterization="standard")
+    w = np.array([[1.0, -1.0], [2.0, -2.0]])
+    b = np.array([0.5, -0.5])
+    linear = [{"W": w, "b": b}, {"W": np.array([[1.0], [-1.0]]), "b": np.zeros(1)}]
+    kinked = [{"W": w, "b": b}, {"W": np.array([[1.0], [1.0]]), "b": np.zeros(1)}]
+    assert regions.count_regions_2d_shallow(net, linear) == 1
+    assert regions.count_regions_2d_shallow(net, kinked) == 2
+
+
+def test_activation_regions_2d_partition_the_box():
+    net, params = random_net(2, (2, 8, 8, 8, 1))
+    box = (-1.0, 2.0, -1.5, 0.5)
+    reg = regions.activation_regions_2d(net, params, box)
+    area = sum(0.5 * abs(np.dot(p[:, 0], np.roll(p[:, 1], 1)) - np.dot(p[:, 1], np.roll(p[:, 0], 1)))
+               for p in reg.polygons)
+    assert abs(area - 6.0) < 1e-10
+    centres = np.array([p.mean(axis=0) for p in reg.polygons])
+    np.testing.assert_array_equal(np.asarray(regions.activation_patterns(net, params, centres)), reg.patterns)
+    # the network is affine on each polygon with the recorded gradient: compare at its vertices
+    vertices = np.concatenate(reg.polygons)
+    owner = np.repeat(np.arange(reg.count), [len(p) for p in reg.polygons])
+    predicted = f(net, params, centres)[owner] + np.einsum("ij,ij->i", vertices - centres[owner], reg.gradients[owner])
+    np.testing.assert_allclose(f(net, params, vertices), predicted, atol=1e-10)
+    labels, seen = regions.pattern_map_2d(net, params, box, 150)
+    assert labels.shape == (150, 150) and seen <= reg.count
+
+
+# ----------------------------------------------------------------------------- bad input
+def test_bad_inputs():
+    net, params = random_net(0, (1, 4, 1))
+    with pytest.raises(ValueError, match="a < b"):
+        regions.count_pieces_1d(net, params, 1.0, 1.0)
+    with pytest.raises(TypeError, match="net"):
+        regions.count_pieces_1d("net", params, 0.0, 1.0)
+    with pytest.raises(ValueError, match="relu"):
+        regions.count_pieces_1d(nets.mlp((1, 4, 1), "tanh"), params, 0.0, 1.0)
+    net2, params2 = random_net(0, (2, 3, 1))
+    with pytest.raises(ValueError, match="input dimension"):
+        regions.count_pieces_1d(net2, params2, 0, 1)
+    with pytest.raises(ValueError, match="finite"):
+        regions.count_pieces_1d(net, params, 0.0, np.inf, exact=True)
+    with pytest.raises(ValueError, match="params"):
+        regions.count_pieces_1d(net, params[:1], 0.0, 1.0)
+    with pytest.raises(ValueError, match="depth"):
+        regions.sawtooth(0)
+    with pytest.raises(TypeError, match="depth"):
+        regions.sawtooth(2.5)
+    with pytest.raises(ValueError, match="same length"):
+        regions.count_cells(np.ones((3, 2)), np.ones(2))
+    with pytest.raises(ValueError, match="box"):
+        regions.activation_regions_2d(net2, params2, (1, 0, 0, 1))
