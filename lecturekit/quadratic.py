@@ -232,6 +232,22 @@ def catapult_recursion(
     return _recursion(*args, steps)
 
 
+def catapult_sweep(
+    r0: ArrayLike, lam0: ArrayLike, c: ArrayLike, y: ArrayLike, etas: ArrayLike, steps: int
+) -> tuple[jax.Array, jax.Array]:
+    """:func:`catapult_recursion` for every learning rate in ``etas`` at once (vectorized).
+
+    Returns (r, lambda) of shape (len(etas), steps + 1).
+    """
+    steps = check_positive_int(steps, name="steps")
+    etas = as_float_array(etas, name="etas", ndim=1)
+    scalars = [jnp.asarray(a, dtype=jnp.result_type(float)) for a in (r0, lam0, c, y)]
+    for name, a in zip(("r0", "lam0", "c", "y"), scalars):
+        if a.ndim != 0:
+            raise ValueError(f"{name} must be a scalar, got shape {a.shape}")
+    return jax.vmap(lambda eta: _recursion(*scalars, eta, steps))(etas)
+
+
 def classify_regime(losses: ArrayLike, lams: ArrayLike | None = None, *, tol: float = 1e-8) -> str:
     """'linear', 'catapult', 'divergent', 'dead' or 'undecided' from a trajectory L_0..L_T.
 

@@ -141,3 +141,15 @@ def test_bad_inputs():
         Q.gd_one_point(net.apply, p0, jnp.ones((2, 3)), jnp.ones(1), 0.1, 3)
     with pytest.raises(ValueError, match="psi must have shape"):
         Q.perturbative_minimizer(jnp.ones((4, 2)), jnp.ones((2, 3, 3)), jnp.ones(2))
+
+
+def test_catapult_sweep_matches_one_rate_at_a_time():
+    etas = np.array([0.5, 1.7, 2.9])
+    rs, lams = Q.catapult_sweep(0.8, 1.3, 2e-3, 1.0, etas, 25)
+    assert rs.shape == lams.shape == (3, 26)
+    for i, eta in enumerate(etas):
+        r1, l1 = Q.catapult_recursion(0.8, 1.3, 2e-3, 1.0, eta, 25)
+        np.testing.assert_allclose(rs[i], r1, rtol=1e-12)
+        np.testing.assert_allclose(lams[i], l1, rtol=1e-12)
+    with pytest.raises(ValueError, match="etas must be 1-D"):
+        Q.catapult_sweep(0.8, 1.3, 2e-3, 1.0, 0.5, 25)
