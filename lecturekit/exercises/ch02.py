@@ -1,0 +1,1 @@
+"""Checks for the exercises of chapter 2."""
