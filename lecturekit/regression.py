@@ -1,0 +1,179 @@
+"""Kernel regression and the gradient-flow predictor of a linear (kernel) model.
+
+Conventions. Training inputs S = (x_1, ..., x_n); ``k_train`` is the Gram matrix
+K = [k(x_i, x_j)] (n, n); ``k_test_train`` is k(X_test, S) (n_test, n); labels y have
+shape (n,) or (n, c) for c outputs (the kernel is shared by all outputs).
+
+* Kernel ridge regression with ridge lambda >= 0 predicts
+
+      f*(x) = k(x, S) (K + lambda I)^(-1) y,
+
+  the minimizer of sum_i (f(x_i) - y_i)^2 + lambda ||f||_H^2 over the RKHS H of k
+  (representer theorem). lambda = 0 is ridgeless (minimum-norm interpolating) regression.
+* Gradient flow of a linear model f(x; theta) = f_0(x) + <grad f(x), theta - theta_0> on the
+  loss L = (1/2n) sum_i (f(x_i) - y_i)^2 moves the training outputs by
+  d f_S / dt = -(1/n) K (f_S - y), hence
+
+      f_t(x) = f_0(x) + k(x, S) K^(-1) (I - exp(-t K / n)) (y - f_0(S)).
+
+  For gradient descent with step ``lr`` the time after s steps is t = lr * s. The formula is
+  evaluated in the eigenbasis K = U diag(mu) U^T with (1 - exp(-t mu/n))/mu, which tends to
+  t/n as mu -> 0: it is finite for singular K, where K^(-1) itself is not. As t -> infinity it
+  tends to ridgeless kernel regression on the corrected labels y - f_0(S).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from ._validation import as_float_array, check_real
+
+__all__ = [
+    "kernel_regression",
+    "kernel_coefficients",
+    "rkhs_norm_squared",
+    "gradient_flow_predictor",
+    "gradient_flow_train_loss",
+    "KernelProblem",
+]
+
+
+class KernelProblem(NamedTuple):
+    """Validated arrays of a kernel-regression problem."""
+
+    k_train: jax.Array
+    y: jax.Array
+    k_test_train: jax.Array
+
+
+def _check_problem(k_train: ArrayLike, y: ArrayLike, k_test_train: ArrayLike | None) -> KernelProblem:
+    k = as_float_array(k_train, name="k_train", ndim=2)
+    if k.shape[0] != k.shape[1]:
+        raise ValueError(f"k_train must be a square (n, n) Gram matrix, got shape {tuple(k.shape)}")
+    y = as_float_array(y, name="y", ndim=(1, 2))
+    if y.shape[0] != k.shape[0]:
+        raise ValueError(f"y must have {k.shape[0]} rows (one per training point), got shape {tuple(y.shape)}")
+    if k_test_train is None:
+        kt = k
+    else:
+        kt = as_float_array(k_test_train, name="k_test_train", ndim=2)
+        if kt.shape[1] != k.shape[0]:
+            raise ValueError(
+                f"k_test_train must have shape (n_test, {k.shape[0]}) = k(X_test, S), got {tuple(kt.shape)}"
+            )
+    return KernelProblem(k, y, kt)
+
+
+def kernel_coefficients(k_train: ArrayLike, y: ArrayLike, *, ridge: float = 0.0) -> jax.Array:
+    """The representer coefficients a = (K + ridge I)^(-1) y, shape like y.
+
+    ``ridge = 0`` solves K a = y (K must then be non-singular; a least-squares solution is
+    returned by the eigendecomposition, with eigenvalues below n * eps * max eigenvalue
+    treated as zero).
+    """
+    prob = _check_problem(k_train, y, None)
+    ridge = check_real(ridge, name="ridge", nonnegative=True)
+    return _coefficients(prob.k_train, prob.y, ridge)
+
+
+def _coefficients(k: jax.Array, y: jax.Array, ridge: float) -> jax.Array:
+    mu, u = jnp.linalg.eigh(0.5 * (k + k.T))
+    shifted = mu + ridge
+    cutoff = k.shape[0] * jnp.finfo(k.dtype).eps * jnp.max(jnp.abs(mu))
+    inv = jnp.where(jnp.abs(shifted) > cutoff, 1.0 / jnp.where(jnp.abs(shifted) > cutoff, shifted, 1.0), 0.0)
+    uy = u.T @ y
+    return u @ (inv[:, None] * uy if y.ndim == 2 else inv * uy)
+
+
+def kernel_regression(
+    k_train: ArrayLike, y: ArrayLike, k_test_train: ArrayLike | None = None, *, ridge: float = 0.0
+) -> jax.Array:
+    """Kernel (ridge) regression predictions f*(X_test) = k(X_test, S) (K + ridge I)^(-1) y.
+
+    ``k_test_train=None`` predicts on the training set itself (K (K + ridge I)^(-1) y, which
+    equals y when ridge = 0 and K is non-singular). Returns (n_test,) or (n_test, c).
+    """
+    prob = _check_problem(k_train, y, k_test_train)
+    ridge = check_real(ridge, name="ridge", nonnegative=True)
+    return prob.k_test_train @ _coefficients(prob.k_train, prob.y, ridge)
+
+
+def rkhs_norm_squared(k_train: ArrayLike, coefficients: ArrayLike) -> jax.Array:
+    """||f||_H^2 = a^T K a of f = sum_i a_i k(x_i, .) (summed over outputs for 2-D a)."""
+    k = as_float_array(k_train, name="k_train", ndim=2)
+    a = as_float_array(coefficients, name="coefficients", ndim=(1, 2))
+    if a.shape[0] != k.shape[0]:
+        raise ValueError(f"coefficients must have {k.shape[0]} rows, got shape {tuple(a.shape)}")
+    return jnp.sum(a * (k @ a))
+
+
+def _flow_factor(mu: jax.Array, t: jax.Array, n: int) -> jax.Array:
+    """(1 - exp(-t mu / n)) / mu, continuous at mu = 0 (value t / n), for t of any shape."""
+    tt = jnp.asarray(t)[..., None]
+    small = jnp.abs(mu) * tt / n < 1e-12
+    safe_mu = jnp.where(small, 1.0, mu)
+    return jnp.where(small, tt / n, -jnp.expm1(-tt * safe_mu / n) / safe_mu)
+
+
+def gradient_flow_predictor(
+    k_train: ArrayLike,
+    y: ArrayLike,
+    t: ArrayLike,
+    k_test_train: ArrayLike | None = None,
+    *,
+    f0_train: ArrayLike | None = None,
+    f0_test: ArrayLike | None = None,
+) -> jax.Array:
+    """Outputs f_t(X_test) of gradient flow on L = (1/2n) sum (f - y)^2 for a fixed kernel.
+
+        f_t(x) = f_0(x) + k(x, S) K^(-1) (I - exp(-t K / n)) (y - f_0(S)).
+
+    ``t`` is a time >= 0 or an array of times (the result then gets t's shape in front).
+    ``f0_train``/``f0_test`` are the model's outputs at initialization on S and X_test
+    (default 0). ``k_test_train=None`` predicts on S itself (then f0_test defaults to f0_train).
+    Gradient descent with step lr for s steps corresponds to t = lr * s.
+    """
+    prob = _check_problem(k_train, y, k_test_train)
+    times = as_float_array(t, name="t")
+    if bool(jnp.any(times < 0)):
+        raise ValueError("t must be >= 0 (a training time)")
+    n = prob.k_train.shape[0]
+    f0s = jnp.zeros_like(prob.y) if f0_train is None else as_float_array(f0_train, name="f0_train")
+    if f0s.shape != prob.y.shape:
+        raise ValueError(f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}")
+    out_shape = (prob.k_test_train.shape[0],) + prob.y.shape[1:]
+    if f0_test is None:
+        f0t = f0s if k_test_train is None else jnp.zeros(out_shape, dtype=prob.y.dtype)
+    else:
+        f0t = as_float_array(f0_test, name="f0_test")
+        if f0t.shape != out_shape:
+            raise ValueError(f"f0_test must have shape {out_shape}, got {tuple(f0t.shape)}")
+    mu, u = jnp.linalg.eigh(0.5 * (prob.k_train + prob.k_train.T))
+    factor = _flow_factor(mu, times, n)  # (..., n)
+    resid = u.T @ (prob.y - f0s)  # (n,) or (n, c)
+    kt_u = prob.k_test_train @ u  # (n_test, n)
+    if prob.y.ndim == 1:
+        moved = jnp.einsum("tk,...k->...t", kt_u, factor * resid)
+    else:
+        moved = jnp.einsum("tk,...k,kc->...tc", kt_u, factor, resid)
+    return f0t + moved
+
+
+def gradient_flow_train_loss(
+    k_train: ArrayLike, y: ArrayLike, t: ArrayLike, *, f0_train: ArrayLike | None = None
+) -> jax.Array:
+    """L(t) = (1/2n) ||exp(-t K/n) (f_0(S) - y)||^2, the training loss along the flow."""
+    prob = _check_problem(k_train, y, None)
+    times = as_float_array(t, name="t")
+    n = prob.k_train.shape[0]
+    f0s = jnp.zeros_like(prob.y) if f0_train is None else as_float_array(f0_train, name="f0_train")
+    mu, u = jnp.linalg.eigh(0.5 * (prob.k_train + prob.k_train.T))
+    r0 = u.T @ (f0s - prob.y)
+    decay = jnp.exp(-jnp.asarray(times)[..., None] * mu / n)  # (..., n)
+    if prob.y.ndim == 1:
+        return 0.5 / n * jnp.sum((decay * r0) ** 2, axis=-1)
+    return 0.5 / n * jnp.sum((decay[..., None] * r0) ** 2, axis=(-2, -1))

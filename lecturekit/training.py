@@ -1,0 +1,188 @@
+"""Full-batch gradient descent with snapshots of the loss, the parameters and the tangent kernel.
+
+Conventions. A model is any f(params, x) mapping a batch x of shape (n, d) to (n,) (or
+(n, c)); params is any pytree of float arrays. The default loss is the mean squared error
+
+    L(params) = (1/2n) sum_i ||f(params, x_i) - y_i||^2,
+
+so that gradient descent with step ``lr`` for s steps approximates gradient flow up to time
+t = lr * s and, for a linear model with tangent kernel K, the outputs follow
+d f_S/dt = -(1/n) K (f_S - y) (see :mod:`lecturekit.regression`).
+
+* :func:`descend` is the pure inner loop (``lax.scan`` over steps of theta <- theta - lr grad L);
+  it can be jitted and ``vmap``-ed (over seeds, learning rates, ...).
+* :func:`gradient_descent` runs ``descend`` in jitted chunks of ``snapshot_every`` steps and
+  records the parameters and, optionally, the empirical NTK (``tangent.empirical_ntk``) at
+  every snapshot.
+* :func:`relative_kernel_change` is Delta K = ||K_t - K_0||_F / ||K_0||_F.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from . import tangent as _tangent
+from ._validation import as_float_array, check_positive_int, check_real
+
+__all__ = ["mse_loss", "descend", "gradient_descent", "relative_kernel_change", "Trajectory"]
+
+Model = Callable[[Any, jax.Array], jax.Array]
+
+
+def mse_loss(f: Model, x: ArrayLike, y: ArrayLike) -> Callable[[Any], jax.Array]:
+    """The loss params -> (1/2n) sum_i ||f(params, x_i) - y_i||^2 on the batch (x, y)."""
+    if not callable(f):
+        raise TypeError(f"f must be a model f(params, x), got {type(f).__name__}")
+    x = as_float_array(x, name="x", ndim=2)
+    y = as_float_array(y, name="y", ndim=(1, 2))
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(f"x and y must have the same number of rows, got {x.shape[0]} and {y.shape[0]}")
+    n = x.shape[0]
+
+    def loss(params):
+        return 0.5 * jnp.sum((f(params, x) - y) ** 2) / n
+
+    return loss
+
+
+def descend(loss_fn: Callable[[Any], jax.Array], params: Any, lr: float | jax.Array, steps: int):
+    """``steps`` steps of gradient descent theta <- theta - lr grad L(theta), by ``lax.scan``.
+
+    Returns (final params, losses) where losses[k] is L before step k (shape (steps,)).
+    Pure and traceable: jit it, or vmap it over params/lr (``steps`` must be a Python int).
+    """
+
+    def step(p, _):
+        value, grad = jax.value_and_grad(loss_fn)(p)
+        p = jax.tree_util.tree_map(lambda a, g: a - lr * g, p, grad)
+        return p, value
+
+    return jax.lax.scan(step, params, None, length=steps)
+
+
+class Trajectory(NamedTuple):
+    """What :func:`gradient_descent` records.
+
+    ``steps``: (s,) step counts of the snapshots (0 first, the last step last);
+    ``losses``: (steps + 1,) the loss before every step and after the last one;
+    ``params``: the snapshot parameters, every leaf stacked along a leading axis of size s
+    (None if ``keep_params=False``); ``kernels``: (s, n_k, n_k) empirical NTKs at the
+    snapshots on ``kernel_x`` (None if not asked for); ``final_params``: the last iterate.
+    """
+
+    steps: np.ndarray
+    losses: jax.Array
+    params: Any
+    kernels: jax.Array | None
+    final_params: Any
+
+
+def gradient_descent(
+    f: Callable,
+    params: Any,
+    lr: float,
+    steps: int,
+    *,
+    x: ArrayLike | None = None,
+    y: ArrayLike | None = None,
+    snapshot_every: int | None = None,
+    kernel_x: ArrayLike | None = None,
+    track_kernel: bool = False,
+    keep_params: bool = True,
+) -> Trajectory:
+    """Full-batch gradient descent with snapshots.
+
+    Two ways to call it:
+
+    * ``gradient_descent(f, params, lr, steps, x=x, y=y)``: f(params, x) is a model and the
+      loss is the mean squared error (1/2n) sum (f - y)^2 (see :func:`mse_loss`);
+    * ``gradient_descent(loss_fn, params, lr, steps)``: loss_fn(params) is any scalar loss.
+
+    Snapshots (parameters, and the empirical NTK if ``track_kernel`` or ``kernel_x`` is given)
+    are taken at steps 0, snapshot_every, 2 snapshot_every, ... and at the last step
+    (default: only 0 and the last). Kernels need the model form; they are computed on
+    ``kernel_x`` (default: the training inputs x) with ``tangent.empirical_ntk``, which needs
+    a scalar-output model. Each chunk of steps runs as one jitted ``lax.scan``.
+    """
+    if not callable(f):
+        raise TypeError(f"f must be a model f(params, x) or a loss loss_fn(params), got {type(f).__name__}")
+    lr = check_real(lr, name="lr", positive=True)
+    steps = check_positive_int(steps, name="steps", minimum=0)
+    every = steps if snapshot_every is None else check_positive_int(snapshot_every, name="snapshot_every")
+    every = max(every, 1)
+    _check_params(params)
+    if (x is None) != (y is None):
+        raise ValueError("give both x and y (model form) or neither (loss form)")
+    model_form = x is not None
+    if model_form:
+        loss_fn = mse_loss(f, x, y)
+    else:
+        loss_fn = f
+        shape = jax.eval_shape(loss_fn, params).shape
+        if shape != ():
+            raise ValueError(f"loss_fn(params) must return a scalar, got shape {shape}")
+    want_kernel = track_kernel or kernel_x is not None
+    if want_kernel and not model_form:
+        raise ValueError("kernel snapshots need the model form gradient_descent(f, params, ..., x=x, y=y)")
+    if want_kernel:
+        kx = as_float_array(x if kernel_x is None else kernel_x, name="kernel_x", ndim=2)
+        kernel_fn = jax.jit(lambda p: _tangent.empirical_ntk(f, p, kx))
+
+    chunks: dict[int, Callable] = {}
+
+    def run_chunk(p, length):
+        if length not in chunks:
+            chunks[length] = jax.jit(lambda q: descend(loss_fn, q, lr, length))
+        return chunks[length](p)
+
+    snap_steps, snap_params, snap_kernels, losses = [0], [params], [], []
+    if want_kernel:
+        snap_kernels.append(kernel_fn(params))
+    done, p = 0, params
+    while done < steps:
+        length = min(every, steps - done)
+        p, chunk_losses = run_chunk(p, length)
+        losses.append(chunk_losses)
+        done += length
+        snap_steps.append(done)
+        if keep_params:
+            snap_params.append(p)
+        if want_kernel:
+            snap_kernels.append(kernel_fn(p))
+    losses.append(jnp.reshape(jax.jit(loss_fn)(p), (1,)))
+    stacked = (
+        jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *snap_params) if keep_params else None
+    )
+    return Trajectory(
+        steps=np.asarray(snap_steps),
+        losses=jnp.concatenate(losses),
+        params=stacked,
+        kernels=jnp.stack(snap_kernels) if want_kernel else None,
+        final_params=p,
+    )
+
+
+def relative_kernel_change(k_t: ArrayLike, k_0: ArrayLike) -> jax.Array:
+    """Delta K = ||K_t - K_0||_F / ||K_0||_F; K_t may carry leading (snapshot) axes."""
+    kt = as_float_array(k_t, name="k_t")
+    k0 = as_float_array(k_0, name="k_0", ndim=2)
+    if kt.shape[-2:] != k0.shape:
+        raise ValueError(f"k_t must end with the shape of k_0 {tuple(k0.shape)}, got {tuple(kt.shape)}")
+    norm0 = jnp.linalg.norm(k0)
+    if float(norm0) == 0.0:
+        raise ValueError("k_0 is the zero matrix: the relative change is undefined")
+    return jnp.sqrt(jnp.sum((kt - k0) ** 2, axis=(-2, -1))) / norm0
+
+
+def _check_params(params: Any) -> None:
+    leaves = jax.tree_util.tree_leaves(params)
+    if not leaves:
+        raise ValueError("params must contain at least one array")
+    for leaf in leaves:
+        if not jnp.issubdtype(jnp.asarray(leaf).dtype, jnp.floating):
+            raise TypeError(f"every leaf of params must be a floating array, got dtype {jnp.asarray(leaf).dtype}")

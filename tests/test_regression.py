@@ -1,0 +1,128 @@
+"""Tests of lecturekit.regression: kernel (ridge) regression and the gradient-flow predictor."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from lecturekit import regression, training
+
+jax.config.update("jax_enable_x64", True)
+
+
+def _features(seed, n=6, p=40, n_test=5):
+    rng = np.random.default_rng(seed)
+    phi = rng.normal(size=(n, p)) / np.sqrt(p)
+    phi_test = rng.normal(size=(n_test, p)) / np.sqrt(p)
+    y = rng.normal(size=n)
+    return phi, phi_test, y
+
+
+@given(st.integers(0, 10_000))
+@settings(max_examples=15, deadline=None)
+def test_ridgeless_regression_interpolates(seed):
+    phi, _, y = _features(seed)
+    k = phi @ phi.T
+    np.testing.assert_allclose(regression.kernel_regression(k, y), y, atol=1e-9)
+
+
+def test_ridge_matches_primal_solution():
+    phi, phi_test, y = _features(1)
+    lam = 0.3
+    theta = np.linalg.solve(phi.T @ phi + lam * np.eye(phi.shape[1]), phi.T @ y)  # primal ridge
+    dual = regression.kernel_regression(phi @ phi.T, y, phi_test @ phi.T, ridge=lam)
+    np.testing.assert_allclose(dual, phi_test @ theta, rtol=1e-10)
+
+
+def test_ridge_to_zero_tends_to_ridgeless():
+    phi, phi_test, y = _features(2)
+    k, kt = phi @ phi.T, phi_test @ phi.T
+    exact = regression.kernel_regression(k, y, kt)
+    errs = [float(jnp.max(jnp.abs(regression.kernel_regression(k, y, kt, ridge=r) - exact))) for r in (1e-2, 1e-4)]
+    assert errs[1] < errs[0] / 10, errs
+
+
+def test_multi_output_is_columnwise():
+    phi, phi_test, _ = _features(3)
+    y2 = np.random.default_rng(0).normal(size=(phi.shape[0], 2))
+    k, kt = phi @ phi.T, phi_test @ phi.T
+    both = regression.kernel_regression(k, y2, kt, ridge=0.1)
+    for c in range(2):
+        np.testing.assert_allclose(both[:, c], regression.kernel_regression(k, y2[:, c], kt, ridge=0.1))
+
+
+def test_gradient_flow_matches_small_step_gradient_descent_on_linear_model():
+    phi, phi_test, y = _features(4)
+    theta0 = np.random.default_rng(5).normal(size=phi.shape[1])
+    model = lambda th, x: x @ th  # noqa: E731  (linear model, features as inputs)
+    lr, steps = 1e-3, 5000
+    traj = training.gradient_descent(model, jnp.asarray(theta0), lr, steps, x=phi, y=y)
+    k, kt = phi @ phi.T, phi_test @ phi.T
+    pred = regression.gradient_flow_predictor(
+        k, y, lr * steps, kt, f0_train=phi @ theta0, f0_test=phi_test @ theta0
+    )
+    # Euler's global error is O(lr * t * lambda_max^2 / n^2) relative: tiny here.
+    np.testing.assert_allclose(phi_test @ traj.final_params, pred, atol=1e-4)
+    loss = regression.gradient_flow_train_loss(k, y, lr * steps, f0_train=phi @ theta0)
+    np.testing.assert_allclose(traj.losses[-1], loss, rtol=1e-3)
+
+
+def test_gradient_flow_uses_one_over_n_time_scale():
+    # With K = c I the flow is f_S(t) = y + exp(-c t / n) (f0 - y): check the 1/n.
+    n, c, t = 4, 2.0, 0.7
+    y = jnp.arange(1.0, n + 1)
+    out = regression.gradient_flow_predictor(c * jnp.eye(n), y, t)
+    np.testing.assert_allclose(out, y * (1 - np.exp(-c * t / n)), rtol=1e-12)
+
+
+def test_gradient_flow_limits():
+    phi, phi_test, y = _features(6)
+    k, kt = phi @ phi.T, phi_test @ phi.T
+    f0s, f0t = 0.1 * np.ones(len(y)), -0.2 * np.ones(len(phi_test))
+    at_zero = regression.gradient_flow_predictor(k, y, 0.0, kt, f0_train=f0s, f0_test=f0t)
+    np.testing.assert_allclose(at_zero, f0t, atol=1e-14)
+    late = regression.gradient_flow_predictor(k, y, 1e9, kt, f0_train=f0s, f0_test=f0t)
+    ridgeless = f0t + regression.kernel_regression(k, y - f0s, kt)
+    np.testing.assert_allclose(late, ridgeless, rtol=1e-8)
+    times = jnp.array([0.0, 1.0, 10.0])
+    stacked = regression.gradient_flow_predictor(k, y, times, kt)
+    assert stacked.shape == (3, len(phi_test))
+    np.testing.assert_allclose(stacked[1], regression.gradient_flow_predictor(k, y, 1.0, kt))
+
+
+def test_gradient_flow_is_finite_for_singular_kernel():
+    phi = np.ones((3, 1))  # rank one Gram matrix
+    y = np.array([1.0, 2.0, 3.0])
+    out = regression.gradient_flow_predictor(phi @ phi.T, y, 2.0)
+    # only the mean direction moves: f = mean(y) (1 - exp(-3 t / 3)) on every point
+    np.testing.assert_allclose(out, 2.0 * (1 - np.exp(-2.0)) * np.ones(3), rtol=1e-12)
+
+
+def test_rkhs_norm_of_interpolant():
+    phi, _, y = _features(7)
+    k = phi @ phi.T
+    a = regression.kernel_coefficients(k, y)
+    # min-norm interpolant: ||f||_H^2 = y^T K^-1 y = ||theta_min_norm||^2 in feature space
+    theta = np.linalg.pinv(phi) @ y
+    np.testing.assert_allclose(regression.rkhs_norm_squared(k, a), theta @ theta, rtol=1e-8)
+
+
+def test_bad_inputs():
+    k = np.eye(3)
+    with pytest.raises(ValueError, match="square"):
+        regression.kernel_regression(np.ones((3, 2)), np.ones(3))
+    with pytest.raises(ValueError, match="rows"):
+        regression.kernel_regression(k, np.ones(4))
+    with pytest.raises(ValueError, match="k_test_train"):
+        regression.kernel_regression(k, np.ones(3), np.ones((2, 4)))
+    with pytest.raises(ValueError, match="ridge"):
+        regression.kernel_regression(k, np.ones(3), ridge=-1.0)
+    with pytest.raises(ValueError, match="t must be"):
+        regression.gradient_flow_predictor(k, np.ones(3), -1.0)
+    with pytest.raises(ValueError, match="f0_train"):
+        regression.gradient_flow_predictor(k, np.ones(3), 1.0, f0_train=np.ones(2))
+    with pytest.raises(ValueError, match="finite"):
+        regression.kernel_regression(k * np.nan, np.ones(3))
+    with pytest.raises(TypeError):
+        regression.kernel_regression("K", np.ones(3))
