@@ -5,6 +5,13 @@ Every notebook item (one per code cell, collected by `pytest --nbval-lax`) gets 
 is recorded; a per-chapter table is printed at the end of the session, and a chapter that
 takes longer than CHAPTER_TIME_LIMIT_S seconds (default 90) fails at the teardown of its
 last cell.
+
+A notebook whose cells all pass is also stored, with the outputs nbval recorded, in the
+book's execution cache (``_build/.jupyter_cache``, the jupyter-cache project that
+``jupyter-book build`` reads with ``execute_notebooks: cache``). Both run the same code
+cells in the same environment, so the book build that follows in ``make test`` reuses
+these results instead of executing every chapter a second time; a chapter whose code
+changed afterwards no longer matches the cache and is executed by the build.
 """
 
 from __future__ import annotations
@@ -19,6 +26,9 @@ import pytest
 _times: dict[Path, float] = defaultdict(float)
 _cells: dict[Path, int] = defaultdict(int)
 _last_item: dict[Path, str] = {}
+_outputs: dict[Path, dict[int, list]] = defaultdict(dict)
+_failed: set[Path] = set()
+BOOK_CACHE = Path(__file__).resolve().parent / "_build" / ".jupyter_cache"
 
 
 def _time_limit_s() -> float:
@@ -61,6 +71,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     _times[notebook] += call.duration
     if call.when == "call":
         _cells[notebook] += 1
+        outputs = getattr(item, "test_outputs", None)
+        if outputs is not None:
+            _outputs[notebook][item.cell_num] = list(outputs)
+    if report.failed:
+        _failed.add(notebook)
     if call.when == "teardown" and _last_item.get(notebook) == item.nodeid:
         limit = _time_limit_s()
         if _times[notebook] > limit and report.passed:
@@ -70,7 +85,34 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                 f"{limit:g} s per chapter (CHAPTER_TIME_LIMIT_S). Make its experiments "
                 f"smaller or vectorize them."
             )
+        if report.passed and notebook not in _failed:
+            _store_in_book_cache(notebook, _outputs.pop(notebook, {}))
     return report
+
+
+def _store_in_book_cache(notebook: Path, outputs: dict[int, list]) -> None:
+    """Put the executed notebook into the jupyter-cache project that the book build reads."""
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import NbBundleIn
+
+    nb = nbformat.read(notebook, as_version=4)
+    count = 0  # nbval numbers the code cells only, from 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        cell.outputs = [nbformat.from_dict(dict(out)) for out in outputs.get(count, [])]
+        count += 1
+        cell.execution_count = count
+        for out in cell.outputs:
+            if out.output_type == "execute_result":
+                out.execution_count = count
+    cache = get_cache(BOOK_CACHE)
+    cache.cache_notebook_bundle(
+        NbBundleIn(nb, uri=str(notebook.with_suffix(".md")), data={"execution_seconds": _times[notebook]}),
+        check_validity=False,
+        overwrite=True,
+    )
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
