@@ -90,3 +90,20 @@ def check_inputs_pair(x1: Any, x2: Any, *, dim: int | None = None) -> tuple[jax.
     if dim is not None and a.shape[1] != dim:
         raise ValueError(f"inputs must have {dim} columns (the network's input dimension), got shape {tuple(a.shape)}")
     return a, b
+
+
+def check_model(f: Any, *, name: str = "f") -> None:
+    """Require a callable model f(params, x)."""
+    if not callable(f):
+        raise TypeError(f"{name} must be a function f(params, x), got {type(f).__name__}")
+
+
+def check_params_pytree(params: Any, *, name: str = "params") -> None:
+    """Require a pytree with at least one leaf, every leaf a floating array."""
+    leaves = jax.tree_util.tree_leaves(params)
+    if not leaves:
+        raise ValueError(f"{name} must contain at least one array")
+    for leaf in leaves:
+        dtype = jnp.asarray(leaf).dtype
+        if not jnp.issubdtype(dtype, jnp.floating):
+            raise TypeError(f"every leaf of {name} must be a floating array, got dtype {dtype}")

@@ -45,28 +45,13 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 from jax.typing import ArrayLike
 
-from ._validation import as_float_array, check_positive_int, check_real
+from ._validation import as_float_array, check_model, check_params_pytree, check_positive_int, check_real
 
 Model = Callable[[Any, jax.Array], jax.Array]
 
 # A trajectory whose residual exceeds this is called divergent and is frozen there, so
 # that a divergent run never produces inf/NaN (which would poison vmapped sweeps).
 DIVERGED = 1e100
-
-
-# ----------------------------------------------------------------------------- validation
-def _check_model(f: Any) -> None:
-    if not callable(f):
-        raise TypeError(f"f must be a function f(params, x), got {type(f).__name__}")
-
-
-def _check_params(params: Any, name: str = "params0") -> None:
-    leaves = jax.tree_util.tree_leaves(params)
-    if not leaves:
-        raise ValueError(f"{name} must contain at least one array")
-    for leaf in leaves:
-        if not jnp.issubdtype(jnp.asarray(leaf).dtype, jnp.floating):
-            raise TypeError(f"every leaf of {name} must be a floating array, got dtype {jnp.asarray(leaf).dtype}")
 
 
 # ----------------------------------------------------------------------------- quadratic models
@@ -80,8 +65,8 @@ def quadratic_model(f: Model, params0: Any) -> Model:
     For ReLU networks autodiff uses relu'' = 0, so the model is exact in the weights of each
     activation region: the Taylor model of the region containing params0.
     """
-    _check_model(f)
-    _check_params(params0)
+    check_model(f)
+    check_params_pytree(params0, name="params0")
 
     def f_quad(params, x):
         return _quad_apply(f, params0, params, x)
@@ -91,9 +76,9 @@ def quadratic_model(f: Model, params0: Any) -> Model:
 
 def taylor_terms(f: Model, params0: Any, params: Any, x: ArrayLike) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The three terms (f(params0, x), J d, d^T H d) of the expansion, d = params - params0."""
-    _check_model(f)
-    _check_params(params0)
-    _check_params(params, "params")
+    check_model(f)
+    check_params_pytree(params0, name="params0")
+    check_params_pytree(params)
     delta = jax.tree_util.tree_map(jnp.subtract, params, params0)
 
     def first(p):
@@ -339,8 +324,8 @@ def _gd_many(f, quadratic, params0, x, y, etas, steps):
 
 
 def _check_gd_args(f, params0, x, y, steps):
-    _check_model(f)
-    _check_params(params0)
+    check_model(f)
+    check_params_pytree(params0, name="params0")
     x = as_float_array(x, name="x", ndim=2)
     y = as_float_array(y, name="y", ndim=1)
     if y.shape != (x.shape[0],):
@@ -416,7 +401,7 @@ def top_hessian_eigenvalue(loss_fn: Callable[[Any], jax.Array], params: Any, key
     """
     if not callable(loss_fn):
         raise TypeError(f"loss_fn must be a function of params, got {type(loss_fn).__name__}")
-    _check_params(params, "params")
+    check_params_pytree(params)
     num_iter = check_positive_int(num_iter, name="num_iter", minimum=2)
     flat, unravel = ravel_pytree(params)
     return _top_eig(loss_fn, flat, unravel, key, num_iter)
@@ -450,8 +435,8 @@ def gd_with_sharpness(
     Returns (losses at every step, sharpness lambda_max(Hessian of L) every ``every`` steps),
     the latter by :func:`top_hessian_eigenvalue` with ``num_iter`` Lanczos steps.
     """
-    _check_model(f)
-    _check_params(params0)
+    check_model(f)
+    check_params_pytree(params0, name="params0")
     x = as_float_array(x, name="x", ndim=2)
     y = as_float_array(y, name="y", ndim=1)
     if y.shape != (x.shape[0],):

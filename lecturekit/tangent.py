@@ -29,7 +29,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from . import nets as _nets
-from ._validation import check_inputs_pair
+from ._validation import check_inputs_pair, check_model, check_params_pytree
 
 Model = Callable[[Any, jax.Array], jax.Array]
 
@@ -48,8 +48,7 @@ def empirical_ntk(f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | None = N
     ``f(params, x)`` maps a batch (n, d) to (n,) (one scalar output per example). Uses the
     per-layer formula for ``net.apply`` of a ``nets.mlp`` network, else the Jacobian.
     """
-    if not callable(f):
-        raise TypeError(f"f must be a function f(params, x), got {type(f).__name__}")
+    check_model(f)
     a, b = check_inputs_pair(x1, x2)
     same = x2 is None
     net = structured_network(f)
@@ -63,7 +62,7 @@ def empirical_ntk(f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | None = N
         if a.shape[1] != net.input_dim:
             raise ValueError(f"inputs must have {net.input_dim} columns, got shape {tuple(a.shape)}")
         return _structured_ntk(net, params, a, a if same else b)
-    _check_leaves(params)
+    check_params_pytree(params)
     out_shape = jax.eval_shape(f, params, a).shape
     if out_shape != (a.shape[0],):
         raise ValueError(
@@ -107,15 +106,6 @@ def _backprop(net: _nets.MLP, params, x):
     return deltas[::-1], hs
 
 
-def _check_leaves(params: Any) -> None:
-    leaves = jax.tree_util.tree_leaves(params)
-    if not leaves:
-        raise ValueError("params must contain at least one array")
-    for leaf in leaves:
-        if not jnp.issubdtype(jnp.asarray(leaf).dtype, jnp.floating):
-            raise TypeError(f"every leaf of params must be a floating array, got dtype {jnp.asarray(leaf).dtype}")
-
-
 def linearize(f: Model, params0: Any) -> Model:
     """The first-order Taylor model around params0:
 
@@ -123,9 +113,8 @@ def linearize(f: Model, params0: Any) -> Model:
 
     evaluated with one forward-mode product (``jax.jvp``), never forming J.
     """
-    if not callable(f):
-        raise TypeError(f"f must be a function f(params, x), got {type(f).__name__}")
-    _check_leaves(params0)
+    check_model(f)
+    check_params_pytree(params0, name="params0")
 
     def f_lin(params, x):
         delta = jax.tree_util.tree_map(jnp.subtract, params, params0)
