@@ -97,7 +97,11 @@ def gaussian_expectation(
 
 def _check_variance(value: ArrayLike, name: str) -> jax.Array:
     k = as_float_array(value, name=name)
-    if bool(jnp.any(k < 0)):
+    try:
+        negative = bool(jnp.any(k < 0))
+    except jax.errors.ConcretizationTypeError:  # traced (jit, grad, vmap): values cannot be inspected
+        negative = False
+    if negative:
         raise ValueError(f"{name} is a variance and must be >= 0, got min {float(jnp.min(k)):g}")
     return k
 
