@@ -1,0 +1,370 @@
+"""Signal propagation at initialization: variance and correlation maps, fixed points, criticality.
+
+Convention (NTK parameterization, C_w = w_std^2, C_b = b_std^2): a wide fully connected
+network propagates the covariance of the pre-activations of two inputs layer by layer,
+
+    K^(l+1)_ab = C_b + C_w E[phi(u) phi(v)],  (u, v) ~ N(0, [[K_aa, K_ab], [K_ab, K_bb]]).
+
+The diagonal (one input) is the *variance map*  K -> V(K) = C_b + C_w E_K[phi(z)^2],
+z ~ N(0, K). Its fixed points K* = V(K*) are the variances a deep network forgets its input
+into. Linearizing the three-dimensional map (K_aa, K_ab, K_bb) at K_aa = K_ab = K_bb = K*
+gives the two susceptibilities (Roberts, Yaida & Hanin 2022; Schoenholz et al. 2017)
+
+    chi_par(K)  = dV/dK = (C_w / 2) E_K[(phi^2)''(z)] = C_w E_K[phi'(z)^2 + phi(z) phi''(z)],
+    chi_perp(K) = dK^(l+1)_ab / dK^(l)_ab at K_ab = K_aa = K_bb = K  =  C_w E_K[phi'(z)^2].
+
+The first equality for chi_par is the heat equation d/dK E_K[f] = (1/2) E_K[f''] (Gaussian
+integration by parts); the second is (phi^2)'' = 2 phi'^2 + 2 phi phi''. The second is Price's
+theorem d/dK_ab E[phi(u) phi(v)] = E[phi'(u) phi'(v)] evaluated at u = v.
+
+The *correlation map* at a variance K (usually the fixed point) is
+
+    c(rho) = (C_b + C_w E[phi(u) phi(v)]) / K,  u, v ~ N(0, K) with correlation rho,
+
+and its slope at rho = 1 is chi_perp(K): chi_perp < 1 (ordered phase) makes rho = 1 stable,
+so all inputs become alike with depth; chi_perp > 1 (chaotic phase) makes nearby inputs
+decorrelate; chi_perp = 1 is the critical line.
+
+One-dimensional expectations use probabilists' Gauss-Hermite quadrature (exact for
+polynomials of degree < 2 * nodes); two-dimensional ones use the closed forms of
+:mod:`lecturekit.kernels` for "relu", "erf" and "identity" and a tensor Gauss-Hermite rule
+otherwise. All maps here are pure jnp functions (jit, vmap and lax.scan friendly) once the
+arguments have been validated by the public wrappers.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache, partial
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.optimize
+from jax.typing import ArrayLike
+
+from . import activations as _act
+from . import kernels as _kernels
+from ._validation import as_float_array, check_positive_int, check_real
+
+DEFAULT_NODES = 128
+PAIR_NODES = 48
+
+
+# --------------------------------------------------------------------------------------
+# Quadrature
+
+
+@lru_cache(maxsize=None)
+def _hermite_rule(nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    z, w = np.polynomial.hermite_e.hermegauss(nodes)
+    return z, w / np.sqrt(2.0 * np.pi)
+
+
+def gauss_hermite(nodes: int = DEFAULT_NODES) -> tuple[jax.Array, jax.Array]:
+    """Nodes z_i and weights w_i with E[g(z)] ~ sum_i w_i g(z_i) for z ~ N(0, 1).
+
+    Probabilists' Gauss-Hermite rule (weights sum to 1); exact for polynomials of degree
+    up to 2 * nodes - 1.
+    """
+    nodes = check_positive_int(nodes, name="nodes", minimum=1)
+    z, w = _hermite_rule(nodes)
+    return jnp.asarray(z), jnp.asarray(w)
+
+
+def _expect(fn: Callable[[jax.Array], jax.Array], variance: jax.Array, nodes: int) -> jax.Array:
+    z, w = _hermite_rule(nodes)
+    z, w = jnp.asarray(z), jnp.asarray(w)
+    scale = jnp.sqrt(jnp.maximum(variance, 0.0))[..., None]
+    return jnp.sum(w * fn(scale * z), axis=-1)
+
+
+def gaussian_expectation(
+    fn: Callable[[jax.Array], jax.Array], variance: ArrayLike, *, nodes: int = DEFAULT_NODES
+) -> jax.Array:
+    """E[fn(z)] for z ~ N(0, variance), elementwise over an array of variances.
+
+    ``fn`` must act elementwise on arrays (e.g. ``jnp.tanh`` or an activation's ``grad``).
+    Computed as sum_i w_i fn(sqrt(variance) z_i) with the Gauss-Hermite rule of
+    :func:`gauss_hermite`.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be a function of an array, got {type(fn).__name__}")
+    k = _check_variance(variance, "variance")
+    nodes = check_positive_int(nodes, name="nodes", minimum=1)
+    return _expect(fn, k, nodes)
+
+
+def _check_variance(value: ArrayLike, name: str) -> jax.Array:
+    k = as_float_array(value, name=name)
+    try:
+        negative = bool(jnp.any(k < 0))
+    except jax.errors.ConcretizationTypeError:  # traced (jit, grad, vmap): values cannot be inspected
+        negative = False
+    if negative:
+        raise ValueError(f"{name} is a variance and must be >= 0, got min {float(jnp.min(k)):g}")
+    return k
+
+
+def _check_weights(c_w: float, c_b: float) -> tuple[float, float]:
+    return (check_real(c_w, name="c_w", nonnegative=True), check_real(c_b, name="c_b", nonnegative=True))
+
+
+# --------------------------------------------------------------------------------------
+# The variance map and its fixed point
+
+
+def _variance_map(k, act, c_w, c_b, nodes):
+    return c_b + c_w * _expect(lambda z: act.fn(z) ** 2, k, nodes)
+
+
+def variance_map(
+    variance: ArrayLike, activation: str = "tanh", *, c_w: float, c_b: float = 0.0, nodes: int = DEFAULT_NODES
+) -> jax.Array:
+    """V(K) = C_b + C_w E_K[phi(z)^2], z ~ N(0, K): one layer of the NNGP recursion on the diagonal."""
+    act = _act.get(activation)
+    c_w, c_b = _check_weights(c_w, c_b)
+    nodes = check_positive_int(nodes, name="nodes", minimum=1)
+    return _variance_map(_check_variance(variance, "variance"), act, c_w, c_b, nodes)
+
+
+def variance_trajectory(
+    k0: ArrayLike,
+    depth: int,
+    activation: str = "tanh",
+    *,
+    c_w: ArrayLike,
+    c_b: ArrayLike = 0.0,
+    nodes: int = DEFAULT_NODES,
+) -> jax.Array:
+    """K^(0) = k0, K^(l+1) = V(K^(l)) for l < depth; returns (depth + 1, *shape) with K^(0) first.
+
+    ``k0``, ``c_w`` and ``c_b`` broadcast against each other, so a whole grid of
+    (C_w, C_b) can be iterated at once (``lax.scan`` over depth).
+    """
+    act = _act.get(activation)
+    depth = check_positive_int(depth, name="depth", minimum=0)
+    nodes = check_positive_int(nodes, name="nodes", minimum=1)
+    k0 = _check_variance(k0, "k0")
+    cw = _check_variance(c_w, "c_w")
+    cb = _check_variance(c_b, "c_b")
+    k0, cw, cb = jnp.broadcast_arrays(k0, cw, cb)
+    return _trajectory(k0, cw, cb, act, depth, nodes)
+
+
+@partial(jax.jit, static_argnums=(3, 4, 5))
+def _trajectory(k0, cw, cb, act, depth, nodes):
+    def step(k, _):
+        k_next = _variance_map(k, act, cw, cb, nodes)
+        return k_next, k_next
+
+    _, ks = jax.lax.scan(step, k0, None, length=depth)
+    return jnp.concatenate([k0[None], ks], axis=0)
+
+
+def fixed_point(
+    activation: str = "tanh",
+    *,
+    c_w: ArrayLike,
+    c_b: ArrayLike = 0.0,
+    k0: ArrayLike = 1.0,
+    iterations: int = 2000,
+    nodes: int = DEFAULT_NODES,
+) -> jax.Array:
+    """The fixed point K* = V(K*) reached by iterating the variance map from ``k0``.
+
+    Returns K^(iterations) (elementwise over broadcast ``c_w``, ``c_b``, ``k0``). Away from
+    criticality the iteration converges geometrically (rate chi_par(K*)); at a critical
+    point with K* = 0 (tanh at (C_b, C_w) = (0, 1)) it converges only like 1/(2 l), so the
+    returned value is then ~ 1/(2 * iterations), not 0. ReLU with C_b = 0 has no unique
+    fixed point: K -> (C_w / 2) K. Use :func:`variance_trajectory` to see the approach.
+    """
+    iterations = check_positive_int(iterations, name="iterations", minimum=1)
+    return variance_trajectory(k0, iterations, activation, c_w=c_w, c_b=c_b, nodes=nodes)[-1]
+
+
+# --------------------------------------------------------------------------------------
+# Susceptibilities
+
+
+def _chi_parallel(k, act, c_w, nodes):
+    return c_w * _expect(lambda z: act.grad(z) ** 2 + act.fn(z) * act.hess(z), k, nodes)
+
+
+def _chi_perp(k, act, c_w, nodes):
+    return c_w * _expect(lambda z: act.grad(z) ** 2, k, nodes)
+
+
+def chi_parallel(
+    variance: ArrayLike, activation: str = "tanh", *, c_w: ArrayLike, nodes: int = DEFAULT_NODES
+) -> jax.Array:
+    """chi_par(K) = (C_w/2) E_K[(phi^2)''] = C_w E_K[phi'^2 + phi phi''] = dV/dK.
+
+    (Erratum: the classic notes write (1/2) d^2 phi instead of (1/2) d^2 (phi^2).) For ReLU
+    phi'' = 0 away from 0 and the formula gives C_w / 2, the slope of V(K) = C_w K / 2.
+    """
+    act = _act.get(activation)
+    nodes = check_positive_int(nodes, name="nodes", minimum=1)
+    return _chi_parallel(_check_variance(variance, "variance"), act, _check_variance(c_w, "c_w"), nodes)
+
+
+def chi_perp(
+    variance: ArrayLike, activation: str = "tanh", *, c_w: ArrayLike, nodes: int = DEFAULT_NODES
+) -> jax.Array:
+    """chi_perp(K) = C_w E_K[phi'(z)^2], z ~ N(0, K): the slope of the correlation map at rho = 1."""
+    act = _act.get(activation)
+    nodes = check_positive_int(nodes, name="nodes", minimum=1)
+    return _chi_perp(_check_variance(variance, "variance"), act, _check_variance(c_w, "c_w"), nodes)
+
+
+# --------------------------------------------------------------------------------------
+# Two inputs: the covariance and correlation maps
+
+
+def _pair_expectation(act, k11, k12, k22, nodes):
+    """E[phi(u) phi(v)] for (u, v) ~ N(0, [[k11, k12], [k12, k22]]), jit friendly."""
+    if act.name in _kernels._CLOSED_FORMS:
+        return _kernels._CLOSED_FORMS[act.name](k11, k12, k22)[0]
+    z, w = _hermite_rule(nodes)
+    z1, z2 = jnp.asarray(z)[:, None], jnp.asarray(z)[None, :]
+    w2 = jnp.asarray(w)[:, None] * jnp.asarray(w)[None, :]
+    norm = jnp.sqrt(k11 * k22)
+    rho = jnp.clip(jnp.where(norm > 0, k12 / jnp.where(norm > 0, norm, 1.0), 0.0), -1.0, 1.0)
+    s1, s2 = jnp.sqrt(k11)[..., None, None], jnp.sqrt(k22)[..., None, None]
+    r = rho[..., None, None]
+    u = s1 * z1
+    v = s2 * (r * z1 + jnp.sqrt(1.0 - r**2) * z2)
+    return jnp.sum(w2 * act.fn(u) * act.fn(v), axis=(-2, -1))
+
+
+def covariance_map(
+    k11: ArrayLike,
+    k12: ArrayLike,
+    k22: ArrayLike,
+    activation: str = "tanh",
+    *,
+    c_w: float,
+    c_b: float = 0.0,
+    nodes: int = PAIR_NODES,
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """One layer of the NNGP recursion for two inputs: (K_aa, K_ab, K_bb) -> the next layer's.
+
+    K'_xy = C_b + C_w E[phi(u_x) phi(u_y)] with (u_a, u_b) ~ N(0, [[k11, k12], [k12, k22]]).
+    Closed forms for relu, erf, identity; a nodes x nodes Gauss-Hermite rule otherwise.
+    """
+    act = _act.get(activation)
+    c_w, c_b = _check_weights(c_w, c_b)
+    nodes = check_positive_int(nodes, name="nodes", minimum=2)
+    a, c, b = (_check_variance(k11, "k11"), as_float_array(k12, name="k12"), _check_variance(k22, "k22"))
+    if bool(jnp.any(c**2 > a * b * (1 + 1e-9) + 1e-300)):
+        raise ValueError("k12 must satisfy k12^2 <= k11 k22 (a valid 2x2 covariance)")
+    a, c, b = jnp.broadcast_arrays(a, c, b)
+    return _cov_step(a, c, b, act, c_w, c_b, nodes)
+
+
+def _cov_step(a, c, b, act, c_w, c_b, nodes):
+    k11 = c_b + c_w * _pair_expectation(act, a, a, a, nodes)
+    k22 = c_b + c_w * _pair_expectation(act, b, b, b, nodes)
+    k12 = c_b + c_w * _pair_expectation(act, a, c, b, nodes)
+    return k11, k12, k22
+
+
+def correlation_map(
+    rho: ArrayLike,
+    variance: ArrayLike,
+    activation: str = "tanh",
+    *,
+    c_w: float,
+    c_b: float = 0.0,
+    nodes: int = PAIR_NODES,
+) -> jax.Array:
+    """c(rho) = (C_b + C_w E[phi(u) phi(v)]) / V(K) for u, v ~ N(0, K) with correlation rho.
+
+    At the fixed point K = K* the denominator V(K*) equals K*, and c(1) = 1; the slope
+    dc/drho at rho = 1 is chi_perp(K*).
+    """
+    act = _act.get(activation)
+    c_w, c_b = _check_weights(c_w, c_b)
+    nodes = check_positive_int(nodes, name="nodes", minimum=2)
+    r = as_float_array(rho, name="rho")
+    if bool(jnp.any(jnp.abs(r) > 1.0 + 1e-12)):
+        raise ValueError("rho is a correlation and must lie in [-1, 1]")
+    k = _check_variance(variance, "variance")
+    r, k = jnp.broadcast_arrays(jnp.clip(r, -1.0, 1.0), k)
+    k11, k12, _ = _cov_step(k, r * k, k, act, c_w, c_b, nodes)
+    return k12 / k11
+
+
+def kernel_trajectory(
+    k11: ArrayLike,
+    k12: ArrayLike,
+    k22: ArrayLike,
+    depth: int,
+    activation: str = "tanh",
+    *,
+    c_w: float,
+    c_b: float = 0.0,
+    nodes: int = PAIR_NODES,
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Iterate :func:`covariance_map` ``depth`` times; each output has shape (depth + 1, *shape).
+
+    The correlation at layer l is k12[l] / sqrt(k11[l] k22[l]).
+    """
+    act = _act.get(activation)
+    c_w, c_b = _check_weights(c_w, c_b)
+    depth = check_positive_int(depth, name="depth", minimum=0)
+    nodes = check_positive_int(nodes, name="nodes", minimum=2)
+    a, c, b = (_check_variance(k11, "k11"), as_float_array(k12, name="k12"), _check_variance(k22, "k22"))
+    if bool(jnp.any(c**2 > a * b * (1 + 1e-9) + 1e-300)):
+        raise ValueError("k12 must satisfy k12^2 <= k11 k22 (a valid 2x2 covariance)")
+    a, c, b = jnp.broadcast_arrays(a, c, b)
+    return _kernel_scan(a, c, b, act, c_w, c_b, depth, nodes)
+
+
+@partial(jax.jit, static_argnums=(3, 6, 7))
+def _kernel_scan(a, c, b, act, c_w, c_b, depth, nodes):
+    def step(carry, _):
+        nxt = _cov_step(*carry, act, c_w, c_b, nodes)
+        return nxt, nxt
+
+    _, (k11, k12, k22) = jax.lax.scan(step, (a, c, b), None, length=depth)
+    cat = lambda x0, xs: jnp.concatenate([x0[None], xs], axis=0)  # noqa: E731
+    return cat(a, k11), cat(c, k12), cat(b, k22)
+
+
+# --------------------------------------------------------------------------------------
+# The critical line
+
+
+def critical_weight_variance(
+    activation: str = "tanh",
+    *,
+    c_b: float,
+    bracket: tuple[float, float] = (0.5, 10.0),
+    iterations: int = 4000,
+    nodes: int = DEFAULT_NODES,
+    xtol: float = 1e-10,
+) -> float:
+    """The C_w at which chi_perp(K*(C_w, C_b)) = 1, for a given C_b (Brent's method).
+
+    K*(C_w, C_b) is the fixed point reached by iterating the variance map from K = 1.
+    ``bracket`` must contain the answer (chi_perp - 1 changes sign on it). For tanh and
+    erf at C_b = 0 the answer is C_w = 1 (where K* = 0 and phi'(0)^2 C_w = 1; erf has
+    phi'(0)^2 = 4/pi, so its answer is pi/4).
+    """
+    act = _act.get(activation)
+    c_b = check_real(c_b, name="c_b", nonnegative=True)
+    lo, hi = (check_real(v, name="bracket", positive=True) for v in bracket)
+    iterations = check_positive_int(iterations, name="iterations")
+    nodes = check_positive_int(nodes, name="nodes")
+
+    def excess(c_w: float) -> float:
+        k = _trajectory(jnp.asarray(1.0), jnp.asarray(c_w), jnp.asarray(c_b), act, iterations, nodes)[-1]
+        return float(_chi_perp(k, act, c_w, nodes)) - 1.0
+
+    f_lo, f_hi = excess(lo), excess(hi)
+    if f_lo * f_hi > 0:
+        raise ValueError(
+            f"bracket {bracket} does not contain the critical C_w (chi_perp - 1 = {f_lo:.3g} and {f_hi:.3g})"
+        )
+    return float(scipy.optimize.brentq(excess, lo, hi, xtol=xtol))

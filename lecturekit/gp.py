@@ -1,0 +1,134 @@
+"""Gaussian-process regression with a given kernel (e.g. the NNGP of a network).
+
+Model: f ~ GP(0, k), observations y_i = f(x_i) + eps_i with eps_i ~ N(0, noise) iid.
+With K = k(X, X), k_* = k(X_*, X) and K_** = k(X_*, X_*) the posterior of f(X_*) is Gaussian
+with
+
+    mean = k_* (K + noise I)^{-1} y,
+    cov  = K_** - k_* (K + noise I)^{-1} k_*^T        (Rasmussen & Williams 2006, eq. 2.23-2.24).
+
+Both are computed from one Cholesky factorization L L^T = K + (noise + jitter) I and
+triangular solves (never an explicit inverse). ``jitter`` is a tiny diagonal added only to
+make a numerically semi-definite K factorizable; it is reported back so that it is never
+silent.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+from jax.typing import ArrayLike
+
+from ._validation import as_float_array, check_positive_int, check_real
+
+
+class Posterior(NamedTuple):
+    """GP posterior at test points: mean (m,), covariance (m, m) and the jitter that was used."""
+
+    mean: jax.Array
+    cov: jax.Array
+    jitter: float
+
+    @property
+    def variance(self) -> jax.Array:
+        """Marginal posterior variances diag(cov), clipped at 0 against rounding."""
+        return jnp.maximum(jnp.diag(self.cov), 0.0)
+
+
+def _check_square_symmetric(k: jax.Array, name: str) -> None:
+    if k.shape[0] != k.shape[1]:
+        raise ValueError(f"{name} must be square, got shape {tuple(k.shape)}")
+    scale = float(jnp.max(jnp.abs(k))) if k.size else 0.0
+    if float(jnp.max(jnp.abs(k - k.T))) > 1e-8 * max(scale, 1.0):
+        raise ValueError(f"{name} must be symmetric (a kernel matrix)")
+
+
+def cholesky(matrix: ArrayLike, *, jitter: float = 0.0, max_tries: int = 6) -> tuple[jax.Array, float]:
+    """Lower Cholesky factor of a symmetric positive (semi-)definite matrix, with adaptive jitter.
+
+    Tries ``matrix + jitter I``; if that fails (NaN factor), retries with the jitter raised
+    to 1e-12 x mean diagonal and then multiplied by 100 each time, up to ``max_tries`` times.
+    Returns (L, jitter_used); raises ValueError if the matrix is not positive semi-definite.
+    """
+    a = as_float_array(matrix, name="matrix", ndim=2)
+    _check_square_symmetric(a, "matrix")
+    jitter = check_real(jitter, name="jitter", nonnegative=True)
+    max_tries = check_positive_int(max_tries, name="max_tries", minimum=0)
+    n = a.shape[0]
+    eye = jnp.eye(n, dtype=a.dtype)
+    base = float(jnp.mean(jnp.abs(jnp.diag(a)))) or 1.0
+    current = jitter
+    for attempt in range(max_tries + 1):
+        factor = jnp.linalg.cholesky(a + current * eye)
+        if bool(jnp.all(jnp.isfinite(factor))):
+            return factor, current
+        current = max(current, 1e-12 * base) if attempt == 0 else current * 100.0
+    raise ValueError(
+        f"matrix is not positive semi-definite: Cholesky failed even with jitter {current / 100.0:.3g} "
+        f"(min eigenvalue {float(jnp.linalg.eigvalsh(a)[0]):.3g})"
+    )
+
+
+def posterior(
+    k_train: ArrayLike,
+    k_cross: ArrayLike,
+    k_test: ArrayLike,
+    y: ArrayLike,
+    *,
+    noise: float = 0.0,
+    jitter: float = 0.0,
+) -> Posterior:
+    """Posterior mean and covariance of f(X_*) given y = f(X) + N(0, noise I).
+
+    k_train = k(X, X) (n, n), k_cross = k(X_*, X) (m, n), k_test = k(X_*, X_*) (m, m), y (n,).
+    ``noise`` = 0 gives noiseless interpolation (the Cholesky then may need jitter).
+    """
+    kxx = as_float_array(k_train, name="k_train", ndim=2)
+    ksx = as_float_array(k_cross, name="k_cross", ndim=2)
+    kss = as_float_array(k_test, name="k_test", ndim=2)
+    y = as_float_array(y, name="y", ndim=1)
+    noise = check_real(noise, name="noise", nonnegative=True)
+    n = kxx.shape[0]
+    _check_square_symmetric(kxx, "k_train")
+    _check_square_symmetric(kss, "k_test")
+    if y.shape[0] != n:
+        raise ValueError(f"y must have length {n} (the size of k_train), got {y.shape[0]}")
+    if ksx.shape != (kss.shape[0], n):
+        raise ValueError(f"k_cross must have shape {(kss.shape[0], n)} = (m, n), got {tuple(ksx.shape)}")
+    factor, used = cholesky(kxx + noise * jnp.eye(n, dtype=kxx.dtype), jitter=jitter)
+    alpha = jsl.cho_solve((factor, True), y)
+    v = jsl.solve_triangular(factor, ksx.T, lower=True)  # (n, m): L^{-1} k_*^T
+    mean = ksx @ alpha
+    cov = kss - v.T @ v
+    return Posterior(mean, 0.5 * (cov + cov.T), used)
+
+
+def log_marginal_likelihood(k_train: ArrayLike, y: ArrayLike, *, noise: float = 0.0, jitter: float = 0.0) -> float:
+    """log p(y) = -y^T (K + noise I)^{-1} y / 2 - log det(K + noise I) / 2 - n log(2 pi) / 2."""
+    kxx = as_float_array(k_train, name="k_train", ndim=2)
+    y = as_float_array(y, name="y", ndim=1)
+    noise = check_real(noise, name="noise", nonnegative=True)
+    if y.shape[0] != kxx.shape[0]:
+        raise ValueError(f"y must have length {kxx.shape[0]} (the size of k_train), got {y.shape[0]}")
+    factor, _ = cholesky(kxx + noise * jnp.eye(kxx.shape[0], dtype=kxx.dtype), jitter=jitter)
+    w = jsl.solve_triangular(factor, y, lower=True)
+    n = y.shape[0]
+    return float(-0.5 * w @ w - jnp.sum(jnp.log(jnp.diag(factor))) - 0.5 * n * jnp.log(2 * jnp.pi))
+
+
+def sample_prior(key: jax.Array, kernel: ArrayLike, num_samples: int, *, jitter: float = 1e-10) -> jax.Array:
+    """Draw ``num_samples`` functions from N(0, kernel) on a grid; returns (num_samples, n).
+
+    Uses f = L g with L L^T = kernel + jitter' I (the jitter actually used is the smallest
+    that factorizes, starting at ``jitter`` times the mean diagonal) and g ~ N(0, I).
+    """
+    k = as_float_array(kernel, name="kernel", ndim=2)
+    num_samples = check_positive_int(num_samples, name="num_samples")
+    jitter = check_real(jitter, name="jitter", nonnegative=True)
+    base = float(jnp.mean(jnp.abs(jnp.diag(k)))) or 1.0
+    factor, _ = cholesky(k, jitter=jitter * base)
+    g = jax.random.normal(key, (k.shape[0], num_samples), dtype=factor.dtype)
+    return (factor @ g).T
