@@ -34,7 +34,7 @@ arguments have been validated by the public wrappers.
 
 from __future__ import annotations
 
-from functools import lru_cache, partial
+from functools import partial
 from typing import Callable
 
 import jax
@@ -55,12 +55,6 @@ PAIR_NODES = 48
 # Quadrature
 
 
-@lru_cache(maxsize=None)
-def _hermite_rule(nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    z, w = np.polynomial.hermite_e.hermegauss(nodes)
-    return z, w / np.sqrt(2.0 * np.pi)
-
-
 def gauss_hermite(nodes: int = DEFAULT_NODES) -> tuple[jax.Array, jax.Array]:
     """Nodes z_i and weights w_i with E[g(z)] ~ sum_i w_i g(z_i) for z ~ N(0, 1).
 
@@ -68,12 +62,12 @@ def gauss_hermite(nodes: int = DEFAULT_NODES) -> tuple[jax.Array, jax.Array]:
     up to 2 * nodes - 1.
     """
     nodes = check_positive_int(nodes, name="nodes", minimum=1)
-    z, w = _hermite_rule(nodes)
+    z, w = _kernels.gauss_hermite_rule(nodes)
     return jnp.asarray(z), jnp.asarray(w)
 
 
 def _expect(fn: Callable[[jax.Array], jax.Array], variance: jax.Array, nodes: int) -> jax.Array:
-    z, w = _hermite_rule(nodes)
+    z, w = _kernels.gauss_hermite_rule(nodes)
     z, w = jnp.asarray(z), jnp.asarray(w)
     scale = jnp.sqrt(jnp.maximum(variance, 0.0))[..., None]
     return jnp.sum(w * fn(scale * z), axis=-1)
@@ -223,18 +217,7 @@ def chi_perp(
 
 def _pair_expectation(act, k11, k12, k22, nodes):
     """E[phi(u) phi(v)] for (u, v) ~ N(0, [[k11, k12], [k12, k22]]), jit friendly."""
-    if act.name in _kernels._CLOSED_FORMS:
-        return _kernels._CLOSED_FORMS[act.name](k11, k12, k22)[0]
-    z, w = _hermite_rule(nodes)
-    z1, z2 = jnp.asarray(z)[:, None], jnp.asarray(z)[None, :]
-    w2 = jnp.asarray(w)[:, None] * jnp.asarray(w)[None, :]
-    norm = jnp.sqrt(k11 * k22)
-    rho = jnp.clip(jnp.where(norm > 0, k12 / jnp.where(norm > 0, norm, 1.0), 0.0), -1.0, 1.0)
-    s1, s2 = jnp.sqrt(k11)[..., None, None], jnp.sqrt(k22)[..., None, None]
-    r = rho[..., None, None]
-    u = s1 * z1
-    v = s2 * (r * z1 + jnp.sqrt(1.0 - r**2) * z2)
-    return jnp.sum(w2 * act.fn(u) * act.fn(v), axis=(-2, -1))
+    return _kernels.dual_fn(act, nodes=nodes)(k11, k12, k22)[0]
 
 
 def covariance_map(

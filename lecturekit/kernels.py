@@ -19,6 +19,7 @@ identity, and by Gauss-Hermite quadrature for every other activation.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import jax
@@ -35,9 +36,12 @@ from ._validation import as_float_array, check_inputs_pair, check_positive_int, 
 QUADRATURE_NODES = 128
 
 
-def _gauss_hermite(n: int) -> tuple[np.ndarray, np.ndarray]:
-    nodes, weights = np.polynomial.hermite_e.hermegauss(n)
-    return nodes, weights / np.sqrt(2.0 * np.pi)
+@lru_cache(maxsize=None)
+def gauss_hermite_rule(nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Probabilists' Gauss-Hermite nodes z_i and weights w_i (summing to 1):
+    E[g(z)] ~ sum_i w_i g(z_i) for z ~ N(0, 1), exact for polynomials of degree < 2 nodes."""
+    z, w = np.polynomial.hermite_e.hermegauss(nodes)
+    return z, w / np.sqrt(2.0 * np.pi)
 
 
 class Kernels(NamedTuple):
@@ -105,7 +109,7 @@ def _identity_duals(k11, k12, k22):
 
 
 def _quadrature_duals(activation: _act.Activation, nodes: int):
-    z, w = _gauss_hermite(nodes)
+    z, w = gauss_hermite_rule(nodes)
     z1, z2 = jnp.asarray(z)[:, None], jnp.asarray(z)[None, :]
     w2 = jnp.asarray(w)[:, None] * jnp.asarray(w)[None, :]
 
@@ -161,10 +165,14 @@ def dual_expectations(
     if bool(jnp.any(k12**2 > k11 * k22 * (1 + 1e-9) + 1e-300)):
         raise ValueError("k12 must satisfy k12^2 <= k11 k22 (a valid 2x2 covariance)")
     nodes = check_positive_int(nodes, name="nodes", minimum=2)
-    return _duals_fn(act, quadrature, nodes)(k11, k12, k22)
+    return dual_fn(act, quadrature=quadrature, nodes=nodes)(k11, k12, k22)
 
 
-def _duals_fn(act: _act.Activation, quadrature: bool, nodes: int):
+def dual_fn(activation: str | _act.Activation, *, quadrature: bool = False, nodes: int = QUADRATURE_NODES):
+    """The function (k11, k12, k22) -> (E[phi(u) phi(v)], E[phi'(u) phi'(v)]) behind
+    :func:`dual_expectations`, without input checks: pure jnp, usable inside ``jit``,
+    ``vmap`` and ``lax.scan`` (callers validate their own inputs)."""
+    act = _act.get(activation)
     if not quadrature and act.name in _CLOSED_FORMS:
         return _CLOSED_FORMS[act.name]
     return _quadrature_duals(act, nodes)
@@ -199,7 +207,7 @@ def mlp_kernels(
     b2 = check_real(b_std, name="b_std", nonnegative=True) ** 2
     ow2 = check_real(out_w_std, name="out_w_std", nonnegative=True) ** 2
     ob2 = check_real(out_b_std, name="out_b_std", nonnegative=True) ** 2
-    return _recursion(a, b, depth, _duals_fn(act, quadrature, QUADRATURE_NODES), w2, b2, ow2, ob2)
+    return _recursion(a, b, depth, dual_fn(act, quadrature=quadrature), w2, b2, ow2, ob2)
 
 
 def _recursion(a, b, depth, duals, w2, b2, ow2, ob2) -> Kernels:

@@ -26,16 +26,3 @@ def assert_identity(lhs: sp.Expr, rhs: sp.Expr, what: str = "identity") -> None:
     residue = sp.simplify(sp.expand(lhs - rhs))
     if residue != 0:
         raise AssertionError(f"{what} fails: lhs - rhs simplifies to {residue}")
-
-
-def hermite_coefficients(phi: sp.Expr, z: sp.Symbol, order: int) -> list[sp.Expr]:
-    """Normalized Hermite coefficients a_k = E[phi(z) He_k(z)] / sqrt(k!), k = 0..order.
-
-    With these, E[phi(u) phi(v)] = sum_k a_k^2 rho^k for standard Gaussians u, v with
-    correlation rho (the dual activation's power series, Mehler's formula).
-    """
-    coeffs = []
-    for k in range(order + 1):
-        he = sp.hermite_prob(k, z)
-        coeffs.append(sp.simplify(gaussian_expectation(phi * he, z) / sp.sqrt(sp.factorial(k))))
-    return coeffs

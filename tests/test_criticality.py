@@ -64,12 +64,11 @@ def test_covariance_map_matches_kernels_module():
         k11, k12, k22 = cr.covariance_map(a, c, b, name, c_w=1.4, c_b=0.1, nodes=kernels.QUADRATURE_NODES)
         e12, _ = kernels.dual_expectations(name, a, c, b, quadrature=(name == "tanh"))
         e11, _ = kernels.dual_expectations(name, a, a, a, quadrature=(name == "tanh"))
-        # same 64-node rule as kernels for tanh: agreement to rounding
+        # same Gauss-Hermite rule as kernels for tanh: agreement to rounding
         assert np.allclose(k12, 0.1 + 1.4 * e12, rtol=1e-10), name
         assert np.allclose(k11, 0.1 + 1.4 * e11, rtol=1e-10), name
     # the tensor quadrature itself against the erf closed form
     act = cr._act.get("erf")
-    z, w = cr._hermite_rule(60)
     quad = cr._pair_expectation(cr._act.Activation("erf2", act.fn, act.grad, act.hess), a, c, b, 60)
     assert np.allclose(quad, kernels.dual_expectations("erf", a, c, b)[0], atol=1e-10)
 
