@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
-from jax.flatten_util import ravel_pytree
+from jax.typing import ArrayLike
 
 from ._validation import check_positive_int, check_real
 
@@ -64,6 +64,24 @@ class LanczosResult(NamedTuple):
 
 
 # --------------------------------------------------------------------------- helpers
+def _flatten(params: Any) -> tuple[np.ndarray, Callable[[jax.Array], Any]]:
+    """Params as one float64 NumPy vector (ravel_pytree order) and a traceable inverse.
+
+    Done on the host: eager JAX ops would compile a kernel for every new shape.
+    """
+    leaves, treedef = jax.tree_util.tree_flatten(params)
+    shapes = [np.shape(leaf) for leaf in leaves]
+    sizes = [int(np.prod(s)) for s in shapes]
+    flat = np.concatenate([np.ravel(np.asarray(leaf)) for leaf in leaves])
+    offsets = np.cumsum([0] + sizes)
+
+    def unravel(theta):
+        parts = [theta[offsets[i]:offsets[i + 1]].reshape(shapes[i]) for i in range(len(shapes))]
+        return jax.tree_util.tree_unflatten(treedef, parts)
+
+    return flat, unravel
+
+
 def _check_fn_and_params(f: Any, params: Any) -> tuple[jax.Array, Callable]:
     if not callable(f):
         raise TypeError(f"f must be a scalar function f(params), got {type(f).__name__}")
@@ -71,11 +89,11 @@ def _check_fn_and_params(f: Any, params: Any) -> tuple[jax.Array, Callable]:
     if not leaves:
         raise ValueError("params must contain at least one array")
     for leaf in leaves:
-        dtype = jnp.asarray(leaf).dtype
-        if not jnp.issubdtype(dtype, jnp.floating):
+        dtype = np.asarray(leaf).dtype
+        if not np.issubdtype(dtype, np.floating):
             raise TypeError(f"every leaf of params must be a floating array, got dtype {dtype}")
-    flat, unravel = ravel_pytree(params)
-    if not bool(jnp.all(jnp.isfinite(flat))):
+    flat, unravel = _flatten(params)
+    if not np.all(np.isfinite(flat)):
         raise ValueError("params must be finite, but they contain NaN or infinity")
     try:
         out = jax.eval_shape(f, params)
@@ -86,14 +104,13 @@ def _check_fn_and_params(f: Any, params: Any) -> tuple[jax.Array, Callable]:
             f"f(params) must return a scalar, got shape {getattr(out, 'shape', type(out).__name__)}; "
             "for a network at one input use e.g. lambda p: net.apply(p, x[None])[0]"
         )
-    return flat, unravel
+    return jax.device_put(flat), unravel
 
 
 def _flat_hvp(f: ScalarFn, unravel: Callable) -> Callable[[jax.Array, jax.Array], jax.Array]:
-    """Jitted (theta, v) -> H(theta) v on flat vectors (forward-over-reverse)."""
+    """(theta, v) -> H(theta) v on flat vectors (forward-over-reverse); not jitted itself."""
     grad = jax.grad(lambda theta: f(unravel(theta)))
 
-    @jax.jit
     def product(theta, v):
         return jax.jvp(grad, (theta,), (v,))[1]
 
@@ -107,10 +124,10 @@ def hvp(f: ScalarFn, params: Any, v: Any) -> Any:
     so H is never formed.
     """
     flat, unravel = _check_fn_and_params(f, params)
-    v_flat, _ = ravel_pytree(v)
+    v_flat, _ = _flatten(v)
     if v_flat.shape != flat.shape:
         raise ValueError(f"v must have the structure and sizes of params ({flat.size} numbers), got {v_flat.size}")
-    return unravel(_flat_hvp(f, unravel)(flat, v_flat.astype(flat.dtype)))
+    return unravel(jax.jit(_flat_hvp(f, unravel))(flat, jnp.asarray(v_flat, flat.dtype)))
 
 
 def _ritz(alpha: np.ndarray, beta: np.ndarray, beta_next: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -135,67 +152,70 @@ _BLOCK = 32
 
 
 @partial(jax.jit, donate_argnums=(0,))
-def _set_row(block: jax.Array, row: int, q: jax.Array) -> jax.Array:
+def _store(block: jax.Array, row: int, q: jax.Array) -> jax.Array:
     return block.at[row].set(q)
 
 
 @jax.jit
-def _three_term(w, q, q_prev, beta_prev):
-    alpha = jnp.vdot(q, w)
-    return alpha, w - alpha * q - beta_prev * q_prev
-
-
-@jax.jit
-def _project_out(w, basis):
-    return w - (basis @ w) @ basis
+def _project_out(w: jax.Array, basis: jax.Array) -> tuple[jax.Array, jax.Array]:
+    w = w - (basis @ w) @ basis
+    return w, jnp.linalg.norm(w)
 
 
 def lanczos(
     matvec: Callable[[jax.Array], jax.Array],
-    v0: jax.Array,
+    v0: ArrayLike,
     *,
     tol: float = 1e-6,
     max_iter: int = 300,
     keep_basis: bool = False,
     min_iter: int = 8,
     check_every: int = 4,
+    args: tuple = (),
 ) -> LanczosResult:
     """Lanczos iteration for a symmetric linear map on flat vectors of size P.
 
-    Builds the orthonormal Krylov basis q_1 = v0/|v0|, q_{j+1} ~ A q_j - alpha_j q_j -
-    beta_{j-1} q_{j-1} with full (twice classical Gram-Schmidt) reorthogonalization while
-    the basis fits in ``REORTH_BYTES``; stops when both extreme Ritz values are within
-    ``tol`` (relative to the largest |Ritz value|) of an eigenvalue by the residual
-    bound, when the Krylov space becomes invariant, or after ``max_iter`` steps.
+    Builds the orthonormal Krylov basis q_1 = v0/|v0|, beta_j q_{j+1} = A q_j - alpha_j q_j -
+    beta_{j-1} q_{j-1}, with full reorthogonalization (classical Gram-Schmidt, repeated
+    when it cancels much: DGKS) while the basis fits in ``REORTH_BYTES``; stops when both
+    extreme Ritz values are within ``tol`` (relative to the largest |Ritz value|) of an
+    eigenvalue by the residual bound, when the Krylov space becomes invariant, or after
+    ``max_iter`` steps. ``matvec(v, *args)`` must be traceable (it is compiled into the
+    step; pass large operands through ``args`` rather than closing over them).
     """
-    q = jnp.asarray(v0)
-    q = q / jnp.linalg.norm(q)
-    size = q.size
-    reorth = keep_basis or (max_iter + 1) * size * q.dtype.itemsize <= REORTH_BYTES
+
+    @jax.jit
+    def step(w_raw, beta, q_prev, beta_prev, args):
+        q = w_raw / jnp.where(beta > 0, beta, jnp.linalg.norm(w_raw))
+        v = matvec(q, *args)
+        alpha = jnp.vdot(q, v)
+        w = v - alpha * q - beta_prev * q_prev
+        return q, alpha, w, jnp.linalg.norm(w)
+
+    w = jnp.asarray(v0)
+    size = w.size
+    reorth = keep_basis or (max_iter + 1) * size * w.dtype.itemsize <= REORTH_BYTES
     blocks: list[jax.Array] = []  # (_BLOCK, P) arrays; unused rows of the last one are zero
     alphas: list[float] = []
     betas: list[float] = []
-    q_prev = jnp.zeros_like(q)
-    beta_prev = beta = 0.0
+    q_prev, beta, beta_prev = w, 0.0, 0.0
     converged = False
     scale = 0.0
     vals = vecs = errors = None
     for it in range(1, max_iter + 1):
+        q, alpha, w, norm_w = step(w, beta, q_prev, beta_prev, args)
         if reorth:
             row = (it - 1) % _BLOCK
             if row == 0:
-                blocks.append(jnp.zeros((_BLOCK, size), q.dtype))
-            blocks[-1] = _set_row(blocks[-1], row, q)
-        alpha, w = _three_term(matvec(q), q, q_prev, beta_prev)
-        if reorth:  # classical Gram-Schmidt, repeated once if it cancelled a lot (DGKS)
-            before = jnp.linalg.norm(w)
+                blocks.append(jax.device_put(np.zeros((_BLOCK, size), dtype=w.dtype)))
+            blocks[-1] = _store(blocks[-1], row, q)
+            before = float(norm_w)
             for b in blocks:
-                w = _project_out(w, b)
-            if float(jnp.linalg.norm(w)) < 0.7 * float(before):
+                w, norm_w = _project_out(w, b)
+            if float(norm_w) < 0.7 * before:  # much cancelled: orthogonalize once more
                 for b in blocks:
-                    w = _project_out(w, b)
-        alpha = float(alpha)
-        beta = float(jnp.linalg.norm(w))
+                    w, norm_w = _project_out(w, b)
+        alpha, beta = float(alpha), float(norm_w)
         alphas.append(alpha)
         scale = max(scale, abs(alpha), beta)
         invariant = beta <= 1e-12 * max(scale, 1e-300) or it == size
@@ -208,7 +228,7 @@ def lanczos(
         if it == max_iter:
             break
         betas.append(beta)
-        q_prev, q, beta_prev = q, w / beta, beta
+        q_prev, beta_prev = q, beta
     if vals is None or len(vals) != len(alphas):
         vals, vecs, errors = _ritz(np.array(alphas), np.array(betas[: len(alphas) - 1]), beta)
     basis = np.concatenate([np.asarray(b) for b in blocks])[: len(alphas)] if keep_basis else None
@@ -218,6 +238,25 @@ def lanczos(
     )
 
 
+_CHUNK = 1 << 15
+
+
+@jax.jit
+def _normal_chunk(key: jax.Array, i: int) -> jax.Array:
+    return jax.random.normal(jax.random.fold_in(key, i), (_CHUNK,))
+
+
+def normal_stream(key: jax.Array, size: int) -> np.ndarray:
+    """``size`` i.i.d. N(0, 1) numbers (float64 NumPy) from fixed-size chunks of one key.
+
+    ``jax.random.normal(key, shape)`` compiles its generator anew for every shape (about
+    a second on a small CPU); width sweeps need many shapes, so they draw from here.
+    """
+    size = check_positive_int(size, name="size")
+    chunks = [np.asarray(_normal_chunk(key, i)) for i in range(-(-size // _CHUNK))]
+    return np.concatenate(chunks)[:size]
+
+
 def _start_vector(key: jax.Array | None, flat: jax.Array) -> jax.Array:
     if key is None:
         key = jax.random.key(0)
@@ -225,7 +264,7 @@ def _start_vector(key: jax.Array | None, flat: jax.Array) -> jax.Array:
         jnp.issubdtype(key.dtype, jax.dtypes.prng_key) or (key.dtype == jnp.uint32 and key.shape == (2,))
     ):
         raise TypeError("key must be a JAX PRNG key, e.g. jax.random.key(0), or None")
-    return jax.random.normal(key, flat.shape, dtype=flat.dtype)
+    return jax.device_put(normal_stream(key, flat.size).astype(flat.dtype))
 
 
 def _check_options(tol: Any, max_iter: Any) -> tuple[float, int]:
@@ -247,7 +286,7 @@ def spectral_norm(
     tol, max_iter = _check_options(tol, max_iter)
     flat, unravel = _check_fn_and_params(f, params)
     product = _flat_hvp(f, unravel)
-    res = lanczos(lambda v: product(flat, v), _start_vector(key, flat), tol=tol, max_iter=max_iter)
+    res = lanczos(lambda v, theta: product(theta, v), _start_vector(key, flat), tol=tol, max_iter=max_iter, args=(flat,))
     return float(max(abs(res.ritz_values[0]), abs(res.ritz_values[-1])))
 
 
@@ -281,8 +320,8 @@ def top_eigenpairs(
     if k > flat.size:
         raise ValueError(f"k must be <= the number of parameters ({flat.size}), got {k}")
     product = _flat_hvp(f, unravel)
-    res = lanczos(lambda v: product(flat, v), _start_vector(key, flat), tol=tol,
-                  max_iter=max(max_iter, k), keep_basis=True, min_iter=max(8, k))
+    res = lanczos(lambda v, theta: product(theta, v), _start_vector(key, flat), tol=tol,
+                  max_iter=max(max_iter, k), keep_basis=True, min_iter=max(8, k), args=(flat,))
     order = np.argsort(-np.abs(res.ritz_values))[:k]
     vectors = [unravel(jnp.asarray(res.basis.T @ res.ritz_vectors_t[:, j])) for j in order]
     return Eigenpairs(res.ritz_values[order], vectors, res.errors[order])
@@ -300,4 +339,4 @@ def dense_hessian(f: ScalarFn, params: Any, *, max_params: int = 4096) -> jax.Ar
             f"dense_hessian forms a {flat.size} x {flat.size} matrix; that is more than max_params = "
             f"{max_params} parameters: use hessian.hvp / spectral_norm for large models"
         )
-    return jax.hessian(lambda theta: f(unravel(theta)))(flat)
+    return jax.jit(jax.hessian(lambda theta: f(unravel(theta))))(flat)

@@ -120,13 +120,22 @@ def test_top_eigenpairs_are_eigenpairs():
         np.testing.assert_allclose(dense @ flat, value * flat, atol=1e-7)
 
 
-@settings(max_examples=15, deadline=None)
-@given(st.lists(st.floats(-10, 10, allow_nan=False), min_size=1, max_size=40))
-def test_diagonal_quadratic_any_spectrum(diag):
-    """f(theta) = 1/2 sum d_i theta_i^2 has Hessian diag(d): the norm is max |d_i|."""
-    d = jnp.asarray(diag)
-    got = hessian.spectral_norm(lambda t: 0.5 * jnp.sum(d * t**2), jnp.zeros_like(d) + 0.1)
-    assert abs(got - float(jnp.max(jnp.abs(d)))) <= 1e-8 * max(1.0, float(jnp.max(jnp.abs(d))))
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(-10, 10, allow_nan=False), min_size=1, max_size=40), st.integers(0, 2**31 - 1))
+def test_lanczos_diagonal_any_spectrum(diag, seed):
+    """A diagonal matrix diag(d) (zero-padded to 40): the extreme Ritz values are max/min d."""
+    d = jnp.zeros(40).at[: len(diag)].set(jnp.asarray(diag))
+    start = jax.random.normal(jax.random.key(seed), (40,))
+    res = hessian.lanczos(lambda v: d * v, start, tol=1e-10)
+    got = max(abs(res.ritz_values[0]), abs(res.ritz_values[-1]))
+    exact = float(jnp.max(jnp.abs(d)))
+    assert abs(got - exact) <= 1e-8 * max(1.0, exact), (got, exact, res.iterations)
+
+
+def test_spectral_norm_of_a_quadratic():
+    d = jnp.array([3.0, -7.5, 0.0, 2.0, 7.4])
+    got = hessian.spectral_norm(lambda t: 0.5 * jnp.sum(d * t**2), jnp.ones(5))
+    assert abs(got - 7.5) <= 1e-12, got
 
 
 def test_two_by_two_blocks_closed_form():
