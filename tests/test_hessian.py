@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import jax
+import jax.flatten_util
 import jax.numpy as jnp
 import numpy as np
 import pytest
