@@ -228,14 +228,14 @@ def norm_221(tensor: ArrayLike) -> float:
     spectral norm of sum_k s_k T_k over the 2^(m-1) sign patterns (up to a global sign):
     exponential in m, meant for m <= 16.
     """
-    t = as_float_array(tensor, name="tensor", ndim=3)
+    t = np.asarray(as_float_array(tensor, name="tensor", ndim=3))
     m = t.shape[2]
     if m > 16:
         raise ValueError(f"norm_221 enumerates 2^(m-1) sign patterns; m = {m} > 16 is too many")
-    bits = (jnp.arange(2 ** (m - 1))[:, None] >> jnp.arange(m)[None, :]) & 1
-    signs = 1.0 - 2.0 * bits.astype(t.dtype)  # last sign is always +1
-    mats = jnp.einsum("sk,pqk->spq", signs, t)
-    return float(jnp.max(jnp.linalg.norm(mats, ord=2, axis=(1, 2))))
+    bits = (np.arange(2 ** (m - 1))[:, None] >> np.arange(m)[None, :]) & 1
+    signs = 1.0 - 2.0 * bits  # the last sign is always +1 (a global flip changes nothing)
+    mats = np.einsum("sk,pqk->spq", signs, t)
+    return float(np.max(np.linalg.norm(mats, ord=2, axis=(1, 2))))
 
 
 def layer_output_gradients(net: _nets.MLP, params: Any, x: ArrayLike) -> list[jax.Array]:
