@@ -1,0 +1,95 @@
+"""Checks for the exercises of Chapter 3 (Hessian sparsity and the transition to linearity).
+
+Each check compares a learner's function with an independent reference computed here
+(dense Hessians by ``jax.hessian``, sign enumeration for the (2,2,1)-norm, Lanczos for
+spectral norms) and raises :class:`ExerciseCheckError` with an explanation if it differs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import ExerciseCheckError, compare, passed, require_callable
+
+_X = 0.7
+
+
+def _tanh_net(m: int, seed: int):
+    key_w, key_v = jax.random.split(jax.random.key(seed))
+    return np.asarray(jax.random.normal(key_w, (m,))), np.asarray(jax.random.normal(key_v, (m,)))
+
+
+def check_block_eigenvalues(candidate: Callable) -> bool:
+    """candidate(v, w, x) -> the 2m Hessian eigenvalues (any order) of
+    f(w, v) = m^{-1/2} sum_i v_i tanh(w_i x) with respect to (w, v)."""
+    require_callable(candidate, what="block_eigenvalues")
+    for m, seed in [(5, 0), (40, 1)]:
+        w, v = _tanh_net(m, seed)
+
+        def f(theta):
+            return jnp.sum(theta[m:] * jnp.tanh(theta[:m] * _X)) / jnp.sqrt(m)
+
+        dense = np.asarray(jax.hessian(f)(jnp.concatenate([jnp.asarray(w), jnp.asarray(v)])))
+        expected = np.sort(np.linalg.eigvalsh(dense))
+        got = np.sort(np.ravel(np.asarray(candidate(v, w, _X), dtype=float)))
+        compare(got, expected, what=f"the 2m = {2 * m} eigenvalues (sorted)", rtol=1e-8, atol=1e-10,
+                hint="each neuron gives a 2x2 block m^{-1/2} [[v phi''(w x) x^2, phi'(w x) x], "
+                     "[phi'(w x) x, 0]]; do not forget the overall 1/sqrt(m)")
+    return passed("all 2m eigenvalues match the dense jax.hessian spectrum to 1e-8.")
+
+
+def _norm_221_reference(t: np.ndarray) -> float:
+    best = 0.0
+    for signs in itertools.product([1.0, -1.0], repeat=t.shape[2] - 1):
+        s = np.array(signs + (1.0,))
+        best = max(best, np.linalg.norm(np.tensordot(t, s, axes=([2], [0])), 2))
+    return best
+
+
+def check_norm_221(candidate: Callable) -> bool:
+    """candidate(T) -> the (2,2,1)-norm sup_{|u|=|v|=1} sum_k |u^T T_k v| of a (p, q, m) tensor."""
+    require_callable(candidate, what="norm_221")
+    rng = np.random.default_rng(2024)
+    cases = [rng.normal(size=(3, 4, 5)), rng.normal(size=(6, 2, 7)),
+             np.einsum("ij,jk->ijk", np.eye(4), np.diag([0.5, -2.0, 1.5, 0.1]))]
+    for t in cases:
+        compare(candidate(t), _norm_221_reference(t), what=f"(2,2,1)-norm of a {t.shape} tensor", rtol=1e-8,
+                hint="sum_k |c_k| = max over signs s of sum_k s_k c_k; swap the two suprema")
+    return passed("your (2,2,1)-norm agrees with sign enumeration (including a diagonal tensor, "
+                  "whose norm is max_k |c_k|).")
+
+
+def check_relu_hessian_norm(candidate: Callable) -> bool:
+    """candidate(w, x) -> exact ||H||_2 of f(w, v) = m^{-1/2} sum_i v_i relu(w_i x) w.r.t. (w, v)."""
+    require_callable(candidate, what="relu_hessian_norm")
+    from .. import hessian
+
+    for m, x, seed in [(50, 0.9, 3), (2000, -1.3, 4)]:
+        w, v = _tanh_net(m, seed)
+
+        def f(p):
+            return jnp.sum(p["v"] * jnp.maximum(p["w"] * x, 0.0)) / jnp.sqrt(m)
+
+        expected = hessian.spectral_norm(f, {"w": jnp.asarray(w), "v": jnp.asarray(v)}, tol=1e-10)
+        compare(candidate(w, x), expected, what=f"||H|| for m = {m}, x = {x}", rtol=1e-6,
+                hint="relu'' = 0, so each block is [[0, c], [c, 0]] / sqrt(m) with c = relu'(w_i x) x")
+    return passed("the ReLU Hessian norm is |x| / sqrt(m) as soon as one neuron is active: no log factor.")
+
+
+def check_chizat_bach_slope(slope: float) -> bool:
+    """slope: fitted log-log slope of Delta K against the output scale alpha (fixed width)."""
+    try:
+        value = float(slope)
+    except (TypeError, ValueError):
+        raise ExerciseCheckError(f"slope should be a number, got {type(slope).__name__}") from None
+    if not -1.25 <= value <= -0.75:
+        raise ExerciseCheckError(
+            f"a slope of {value:.3f} is not close to -1: with the rescaled model alpha (g - g0) the "
+            "parameters move by O(1/alpha), so the kernel (a smooth function of them) changes by O(1/alpha)."
+        )
+    return passed(f"Delta K ~ alpha^{value:.2f}: rescaling linearizes any smooth model, whatever its width.")

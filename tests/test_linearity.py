@@ -1,0 +1,139 @@
+"""Tests of lecturekit.linearity: head kernels vs Jacobians, GD loop, norms, bad inputs."""
+
+from __future__ import annotations
+
+import itertools
+
+import jax
+import jax.flatten_util
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from lecturekit import linearity, nets
+
+jax.config.update("jax_enable_x64", True)
+
+
+def _jacobian_kernel(net, params, x, head):
+    g = linearity.model(net, head)
+    flat, unravel = jax.flatten_util.ravel_pytree(params)
+    jac = jax.jacrev(lambda t: g(unravel(t), x).reshape(-1))(flat)  # (n k, P), example-major
+    return jac @ jac.T
+
+
+@pytest.mark.parametrize("head", ["linear", "softmax", "swish"])
+def test_head_ntk_matches_jacobian(head):
+    net = nets.mlp((3, 9, 7, 4), "tanh", b_std=0.2)
+    params = net.init(jax.random.key(0))
+    x = jax.random.normal(jax.random.key(1), (5, 3))
+    np.testing.assert_allclose(linearity.head_ntk(net, params, x, head), _jacobian_kernel(net, params, x, head),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_head_ntk_scalar_output_matches_tangent():
+    from lecturekit import tangent
+
+    net = nets.mlp((2, 11, 1), "erf")
+    params = net.init(jax.random.key(2))
+    x = jax.random.normal(jax.random.key(3), (4, 2))
+    np.testing.assert_allclose(linearity.head_ntk(net, params, x), tangent.empirical_ntk(net.apply, params, x),
+                               rtol=1e-10)
+
+
+def test_relative_change():
+    k0 = jnp.eye(3)
+    ks = jnp.stack([k0, 2 * k0, 0 * k0])
+    np.testing.assert_allclose(linearity.relative_change(ks), [0.0, 1.0, 1.0])
+
+
+def test_gradient_descent_matches_manual_loop():
+    target = jnp.array([1.0, -2.0])
+    loss = lambda p: 0.5 * jnp.sum((p["a"] - target) ** 2)
+    traj = linearity.gradient_descent(loss, {"a": jnp.zeros(2)}, lr=0.1, steps=20, record_every=5,
+                                      record=lambda p: p["a"][0])
+    a = jnp.zeros(2)
+    for _ in range(20):
+        a = a - 0.1 * (a - target)
+    np.testing.assert_allclose(traj.params["a"], a, rtol=1e-12)
+    assert traj.losses.shape == (5,) and traj.records.shape == (5,)
+    np.testing.assert_allclose(traj.records[-1], a[0], rtol=1e-12)
+    np.testing.assert_allclose(traj.losses[0], loss({"a": jnp.zeros(2)}))
+
+
+def test_norm_221_enumeration_and_holder():
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        t = rng.normal(size=(3, 4, 5))
+        vec = rng.normal(size=5)
+        norm = linearity.norm_221(t)
+        # sup over unit u, v of sum_k |u T_k v| >= value at random unit vectors
+        for _ in range(20):
+            u, v = rng.normal(size=3), rng.normal(size=4)
+            u, v = u / np.linalg.norm(u), v / np.linalg.norm(v)
+            assert np.sum(np.abs(np.einsum("i,ijk,j->k", u, t, v))) <= norm + 1e-12
+        assert np.linalg.norm(np.tensordot(t, vec, axes=([2], [0])), 2) <= norm * np.max(np.abs(vec)) + 1e-12
+    c = rng.normal(size=4)
+    diag = np.zeros((4, 4, 4))
+    diag[np.arange(4), np.arange(4), np.arange(4)] = c
+    assert abs(linearity.norm_221(diag) - np.max(np.abs(c))) < 1e-12
+
+
+def test_layer_output_gradients_match_autodiff():
+    net = nets.mlp((3, 6, 5, 1), "tanh", b_std=0.1)
+    params = net.init(jax.random.key(4))
+    x = jnp.array([0.2, -0.7, 1.1])
+    grads = linearity.layer_output_gradients(net, params, x)
+    # d f / d alpha^(2): the readout is linear in alpha^(2)
+    mw = net.multipliers()[2][0]
+    np.testing.assert_allclose(grads[1], mw * params[2]["W"][:, 0], rtol=1e-12)
+    # d f / d alpha^(1) by perturbing the first hidden layer's output
+    zs, hs, _ = net.forward(params, x[None])
+
+    def f_from_alpha1(alpha1):
+        z2 = net.multipliers()[1][0] * alpha1 @ params[1]["W"] + net.multipliers()[1][1] * params[1]["b"]
+        return (mw * jnp.tanh(z2) @ params[2]["W"] + net.multipliers()[2][1] * params[2]["b"])[0]
+
+    np.testing.assert_allclose(grads[0], jax.grad(f_from_alpha1)(hs[1][0]), rtol=1e-12)
+
+
+def test_init_params_law_and_shapes():
+    net = nets.mlp((5, 300, 2), "relu")
+    params = linearity.init_params(net, jax.random.key(0))
+    net.check_params(params)
+    flat = np.concatenate([np.ravel(leaf) for leaf in jax.tree_util.tree_leaves(params)])
+    assert abs(flat.mean()) < 4 / np.sqrt(flat.size) and abs(flat.var() - 1) < 0.05
+    again = linearity.init_params(net, jax.random.key(0))
+    assert all(np.array_equal(a, b) for a, b in zip(jax.tree_util.tree_leaves(params), jax.tree_util.tree_leaves(again)))
+
+
+def test_kernel_change_run_small():
+    x, y = linearity.synthetic_classes(jax.random.key(0), 6, 4, 2)
+    assert x.shape == (6, 4) and y.shape == (6, 2)
+    np.testing.assert_allclose(jnp.sum(x**2, axis=1), 4.0)
+    net = nets.mlp((4, 32, 2), "tanh", w_std=1.0)
+    run = linearity.kernel_change_run(net, jax.random.split(jax.random.key(1), 2), x, y, train_head="linear",
+                                      loss="cross_entropy", kernel_heads=("linear", "softmax"), lr=1.0,
+                                      steps=40, record_every=10)
+    assert run.losses.shape == (2, 5) and run.delta_k["softmax"].shape == (2, 5)
+    assert np.all(np.asarray(run.losses[:, -1]) < np.asarray(run.losses[:, 0]))
+    assert np.all(np.asarray(run.delta_k["linear"][:, 0]) == 0.0)
+
+
+def test_bad_inputs():
+    net = nets.mlp((2, 4, 2), "tanh")
+    with pytest.raises(ValueError, match="head"):
+        linearity.head_fn("nope")
+    with pytest.raises(TypeError, match="net"):
+        linearity.head_ntk("net", None, np.ones((1, 2)))
+    with pytest.raises(ValueError, match="output_activation"):
+        linearity.model(nets.mlp((2, 4, 1), "tanh", output_activation="tanh"))
+    with pytest.raises(ValueError, match="columns"):
+        linearity.head_ntk(net, net.init(jax.random.key(0)), np.ones((3, 5)))
+    with pytest.raises(ValueError, match="multiple"):
+        linearity.gradient_descent(lambda p: jnp.sum(p**2), jnp.ones(2), lr=0.1, steps=10, record_every=3)
+    with pytest.raises(ValueError, match="m = 20"):
+        linearity.norm_221(np.ones((2, 2, 20)))
+    with pytest.raises(ValueError, match="loss"):
+        linearity.kernel_change_run(net, jax.random.split(jax.random.key(0), 2), np.ones((3, 2)), np.ones((3, 2)),
+                                    train_head="linear", loss="hinge", kernel_heads=(), lr=0.1, steps=2, record_every=1)
