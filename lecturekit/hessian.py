@@ -24,7 +24,6 @@ early when the extreme eigenvalues of a wide network are clustered.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -148,20 +147,6 @@ def _ritz(alpha: np.ndarray, beta: np.ndarray, beta_next: float) -> tuple[np.nda
     return vals, vecs, errors
 
 
-_BLOCK = 32
-
-
-@partial(jax.jit, donate_argnums=(0,))
-def _store(block: jax.Array, row: int, q: jax.Array) -> jax.Array:
-    return block.at[row].set(q)
-
-
-@jax.jit
-def _project_out(w: jax.Array, basis: jax.Array) -> tuple[jax.Array, jax.Array]:
-    w = w - (basis @ w) @ basis
-    return w, jnp.linalg.norm(w)
-
-
 def lanczos(
     matvec: Callable[[jax.Array], jax.Array],
     v0: ArrayLike,
@@ -183,38 +168,58 @@ def lanczos(
     ``max_iter`` steps. ``matvec(v, *args)`` must be traceable (it is compiled into the
     step; pass large operands through ``args`` rather than closing over them).
     """
+    return _lanczos(matvec, v0, tol=tol, max_iter=max_iter, keep_basis=keep_basis, min_iter=min_iter,
+                    check_every=check_every, args=args)[0]
+
+
+def _lanczos(matvec, v0, *, tol, max_iter, keep_basis, min_iter, check_every, args, has_aux=False):
+    """:func:`lanczos`; with ``has_aux`` matvec returns (A v, aux) and the aux of the first
+    product is returned too: (LanczosResult, aux or None).
+
+    The reorthogonalization runs in NumPy on the host (the device is the CPU here): its
+    products cost milliseconds, while compiled kernels for it would be compiled anew for
+    every problem size.
+    """
 
     @jax.jit
     def step(w_raw, beta, q_prev, beta_prev, args):
         q = w_raw / jnp.where(beta > 0, beta, jnp.linalg.norm(w_raw))
-        v = matvec(q, *args)
+        out = matvec(q, *args)
+        v, aux = out if has_aux else (out, None)
         alpha = jnp.vdot(q, v)
         w = v - alpha * q - beta_prev * q_prev
-        return q, alpha, w, jnp.linalg.norm(w)
+        return q, alpha, w, jnp.linalg.norm(w), aux
 
     w = jnp.asarray(v0)
     size = w.size
     reorth = keep_basis or (max_iter + 1) * size * w.dtype.itemsize <= REORTH_BYTES
-    blocks: list[jax.Array] = []  # (_BLOCK, P) arrays; unused rows of the last one are zero
+    basis = np.zeros((0, size), dtype=w.dtype)
     alphas: list[float] = []
     betas: list[float] = []
     q_prev, beta, beta_prev = w, 0.0, 0.0
     converged = False
     scale = 0.0
     vals = vecs = errors = None
+    first_aux = None
     for it in range(1, max_iter + 1):
-        q, alpha, w, norm_w = step(w, beta, q_prev, beta_prev, args)
+        q, alpha, w, norm_w, aux = step(w, beta, q_prev, beta_prev, args)
+        if it == 1:
+            first_aux = aux
         if reorth:
-            row = (it - 1) % _BLOCK
-            if row == 0:
-                blocks.append(jax.device_put(np.zeros((_BLOCK, size), dtype=w.dtype)))
-            blocks[-1] = _store(blocks[-1], row, q)
+            if it > basis.shape[0]:  # grow the host basis geometrically
+                grown = np.zeros((min(max(2 * basis.shape[0], 32), max_iter), size), dtype=basis.dtype)
+                grown[: basis.shape[0]] = basis
+                basis = grown
+            basis[it - 1] = np.asarray(q)
+            used = basis[:it]
+            w_np = np.array(w)
             before = float(norm_w)
-            for b in blocks:
-                w, norm_w = _project_out(w, b)
-            if float(norm_w) < 0.7 * before:  # much cancelled: orthogonalize once more
-                for b in blocks:
-                    w, norm_w = _project_out(w, b)
+            w_np -= (used @ w_np) @ used
+            norm_np = float(np.linalg.norm(w_np))
+            if norm_np < 0.7 * before:  # much cancelled: orthogonalize once more
+                w_np -= (used @ w_np) @ used
+                norm_np = float(np.linalg.norm(w_np))
+            w, norm_w = jax.device_put(w_np), norm_np
         alpha, beta = float(alpha), float(norm_w)
         alphas.append(alpha)
         scale = max(scale, abs(alpha), beta)
@@ -231,11 +236,12 @@ def lanczos(
         q_prev, beta_prev = q, beta
     if vals is None or len(vals) != len(alphas):
         vals, vecs, errors = _ritz(np.array(alphas), np.array(betas[: len(alphas) - 1]), beta)
-    basis = np.concatenate([np.asarray(b) for b in blocks])[: len(alphas)] if keep_basis else None
-    return LanczosResult(
+    kept = basis[: len(alphas)].copy() if keep_basis else None
+    result = LanczosResult(
         alpha=np.array(alphas), beta=np.array(betas[: len(alphas) - 1]), ritz_values=vals,
-        ritz_vectors_t=vecs, errors=errors, basis=basis, converged=converged, iterations=len(alphas),
+        ritz_vectors_t=vecs, errors=errors, basis=kept, converged=converged, iterations=len(alphas),
     )
+    return result, first_aux
 
 
 _CHUNK = 1 << 15
@@ -275,19 +281,30 @@ def _check_options(tol: Any, max_iter: Any) -> tuple[float, int]:
 
 # --------------------------------------------------------------------------- public API
 def spectral_norm(
-    f: ScalarFn, params: Any, *, key: jax.Array | None = None, tol: float = 1e-6, max_iter: int = 300
-) -> float:
+    f: ScalarFn, params: Any, *, key: jax.Array | None = None, tol: float = 1e-6, max_iter: int = 300,
+    return_gradient_norm: bool = False,
+) -> float | tuple[float, float]:
     """Spectral norm max |lambda| of the Hessian of the scalar f at params.
 
     Lanczos on Hessian-vector products (see the module docstring for the stopping rule),
     started from a Gaussian vector drawn with ``key`` (``jax.random.key(0)`` if None).
     At ``max_iter`` the best estimate so far is returned (no exception).
+    With ``return_gradient_norm=True`` returns (||H||_2, ||grad f||): the forward-over-reverse
+    product computes the gradient anyway (the primal output of the jvp), so this costs no
+    extra compilation.
     """
     tol, max_iter = _check_options(tol, max_iter)
     flat, unravel = _check_fn_and_params(f, params)
-    product = _flat_hvp(f, unravel)
-    res = lanczos(lambda v, theta: product(theta, v), _start_vector(key, flat), tol=tol, max_iter=max_iter, args=(flat,))
-    return float(max(abs(res.ritz_values[0]), abs(res.ritz_values[-1])))
+    grad = jax.grad(lambda theta: f(unravel(theta)))
+
+    def product(v, theta):
+        g, hv = jax.jvp(grad, (theta,), (v,))
+        return hv, jnp.linalg.norm(g)
+
+    res, grad_norm = _lanczos(product, _start_vector(key, flat), tol=tol, max_iter=max_iter, keep_basis=False,
+                              min_iter=8, check_every=4, args=(flat,), has_aux=True)
+    norm = float(max(abs(res.ritz_values[0]), abs(res.ritz_values[-1])))
+    return (norm, float(grad_norm)) if return_gradient_norm else norm
 
 
 class Eigenpairs(NamedTuple):

@@ -172,20 +172,23 @@ def gradient_descent(
         raise ValueError(f"steps ({steps}) must be a multiple of record_every ({record_every})")
     lr = check_real(lr, name="lr", positive=True)
     record = (lambda p: ()) if record is None else record
-    value_and_grad = jax.value_and_grad(loss)
+    chunks = steps // record_every
 
-    def one_step(params, _):
-        grads = jax.grad(loss)(params)
-        return jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads), None
+    # One scan over chunks 0..chunks: record, then take record_every steps (the last chunk
+    # only records: its steps are masked out). The loss and the record then appear once in
+    # the compiled program, not twice (initial value + loop body): half the compile time.
+    def chunk(params, i):
+        out = (loss(params), record(params))
+        active = i < chunks
 
-    def chunk(params, _):
+        def one_step(p, _):
+            grads = jax.grad(loss)(p)
+            return jax.tree_util.tree_map(lambda a, g: jnp.where(active, a - lr * g, a), p, grads), None
+
         params, _ = jax.lax.scan(one_step, params, None, length=record_every)
-        return params, (loss(params), record(params))
+        return params, out
 
-    first = (value_and_grad(params0)[0], record(params0))
-    final, (losses, records) = jax.lax.scan(chunk, params0, None, length=steps // record_every)
-    losses = jnp.concatenate([first[0][None], losses])
-    records = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), first[1], records)
+    final, (losses, records) = jax.lax.scan(chunk, params0, jnp.arange(chunks + 1))
     return Trajectory(final, losses, records)
 
 
@@ -221,6 +224,28 @@ def square_loss(outputs: jax.Array, targets: jax.Array) -> jax.Array:
 
 
 # --------------------------------------------------------------------------- norms of the bound
+def _host_float_array(value: Any, *, name: str, ndim: int) -> np.ndarray:
+    """as_float_array's checks done in NumPy: eager JAX ops compile a kernel for every new
+    shape (a noticeable cost when many small tensors of different shapes go through)."""
+    if isinstance(value, jax.Array):
+        value = np.asarray(value)
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a real array of numbers, got {type(value).__name__}")
+    try:
+        arr = np.asarray(value)
+    except Exception as err:  # ragged lists and the like
+        raise TypeError(f"{name} must be a real array of numbers: {err}") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+                                   or np.issubdtype(arr.dtype, np.bool_)):
+        raise TypeError(f"{name} must have a real floating or integer dtype, got {arr.dtype}")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {tuple(arr.shape)}")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, but it contains NaN or infinity")
+    return arr
+
+
 def norm_221(tensor: ArrayLike) -> float:
     """(2,2,1)-norm of T (p, q, m): sup_{|u|=|v|=1} sum_k |u^T T[:, :, k] v|, exactly.
 
@@ -228,7 +253,7 @@ def norm_221(tensor: ArrayLike) -> float:
     spectral norm of sum_k s_k T_k over the 2^(m-1) sign patterns (up to a global sign):
     exponential in m, meant for m <= 16.
     """
-    t = np.asarray(as_float_array(tensor, name="tensor", ndim=3))
+    t = _host_float_array(tensor, name="tensor", ndim=3)
     m = t.shape[2]
     if m > 16:
         raise ValueError(f"norm_221 enumerates 2^(m-1) sign patterns; m = {m} > 16 is too many")
@@ -248,15 +273,20 @@ def layer_output_gradients(net: _nets.MLP, params: Any, x: ArrayLike) -> list[ja
     net = _check_net(net)
     net.check_params(params)
     x = as_float_array(x, name="x", ndim=1)
-    zs, hs, _ = net.forward(params, x[None])
-    mults = net.multipliers()
-    delta = jnp.ones((1, 1))
-    out = []
-    for layer in range(net.depth - 1, -1, -1):
-        grad_alpha = mults[layer + 1][0] * (delta @ params[layer + 1]["W"].T)  # d f / d alpha
-        out.append(grad_alpha[0])
-        delta = net.activation.grad(zs[layer]) * grad_alpha
-    return out[::-1]
+
+    def grads(params, x):
+        zs, hs, _ = net.forward(params, x[None])
+        mults = net.multipliers()
+        delta = jnp.ones((1, 1))
+        out = []
+        for layer in range(net.depth - 1, -1, -1):
+            grad_alpha = mults[layer + 1][0] * (delta @ params[layer + 1]["W"].T)  # d f / d alpha
+            out.append(grad_alpha[0])
+            delta = net.activation.grad(zs[layer]) * grad_alpha
+        return out[::-1]
+
+    # one compiled program per shape instead of one compiled kernel per eager operation
+    return jax.jit(grads)(params, x)
 
 
 class KernelRun(NamedTuple):
@@ -299,15 +329,44 @@ def kernel_change_run(
     outside the compiled loop (random-number kernels compile slowly); all runs then go
     through one vmapped, jitted computation.
     """
+    return kernel_change_runs(net, keys, x, targets, [dict(train_head=train_head, loss=loss, kernel_heads=kernel_heads)],
+                              lr=lr, steps=steps, record_every=record_every, scales=scales)[0]
+
+
+def kernel_change_runs(
+    net: _nets.MLP,
+    keys: jax.Array,
+    x: ArrayLike,
+    targets: ArrayLike,
+    configs: list[dict[str, Any]],
+    *,
+    lr: float,
+    steps: int,
+    record_every: int,
+    scales: ArrayLike | None = None,
+) -> list[KernelRun]:
+    """Several :func:`kernel_change_run` trainings from the same initializations, compiled
+    together: ``configs`` is a list of dicts with keys ``train_head``, ``loss`` and
+    ``kernel_heads``; returns one :class:`KernelRun` per config, in order.
+
+    Each new network shape costs an XLA compilation (seconds on a small CPU); a width sweep
+    that trains two models per width pays it once per width instead of twice.
+    """
     net = _check_net(net)
     x = as_float_array(x, name="x", ndim=2)
     targets = as_float_array(targets, name="targets", ndim=2)
-    if loss not in ("cross_entropy", "square"):
-        raise ValueError(f"loss must be 'cross_entropy' or 'square', got {loss!r}")
-    apply = model(net, train_head)
-    loss_fn = cross_entropy if loss == "cross_entropy" else square_loss
-    for head in kernel_heads:
-        head_fn(head)
+    if not isinstance(configs, (list, tuple)) or not configs:
+        raise ValueError("configs must be a non-empty list of dicts with train_head, loss and kernel_heads")
+    parsed = []
+    for cfg in configs:
+        if not isinstance(cfg, dict) or set(cfg) != {"train_head", "loss", "kernel_heads"}:
+            raise ValueError(f"each config must be a dict with keys train_head, loss, kernel_heads; got {cfg!r}")
+        if cfg["loss"] not in ("cross_entropy", "square"):
+            raise ValueError(f"loss must be 'cross_entropy' or 'square', got {cfg['loss']!r}")
+        for head in cfg["kernel_heads"]:
+            head_fn(head)
+        parsed.append((model(net, cfg["train_head"]), cross_entropy if cfg["loss"] == "cross_entropy" else square_loss,
+                       tuple(cfg["kernel_heads"])))
     if not isinstance(keys, jax.Array) or keys.ndim != 1 or not jnp.issubdtype(keys.dtype, jax.dtypes.prng_key):
         raise TypeError("keys must be a 1-D array of JAX PRNG keys, e.g. jax.random.split(jax.random.key(0), 3)")
     centred = scales is not None
@@ -316,7 +375,7 @@ def kernel_change_run(
         raise ValueError(f"scales must hold one positive number per key ({keys.shape[0]}), got {alphas}")
     params0 = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *[init_params(net, k) for k in keys])
 
-    def one(params0, alpha):
+    def one(params0, alpha, apply, loss_fn, kernel_heads):
         out0 = apply(params0, x)
 
         def objective(params):
@@ -331,7 +390,10 @@ def kernel_change_run(
         traj = gradient_descent(objective, params0, lr=lr, steps=steps, record_every=record_every, record=record)
         dk = {h: relative_change(traj.records[h]) for h in kernel_heads}
         move = jax.flatten_util.ravel_pytree(jax.tree_util.tree_map(jnp.subtract, traj.params, params0))[0]
-        return traj.losses, dk, jnp.linalg.norm(move), jnp.max(jnp.abs(move))
+        return traj.losses, dk, {h: jnp.max(v) for h, v in dk.items()}, jnp.linalg.norm(move), jnp.max(jnp.abs(move))
 
-    losses, dk, l2, linf = jax.jit(jax.vmap(one))(params0, alphas)
-    return KernelRun(losses, dk, {h: jnp.max(v, axis=1) for h, v in dk.items()}, l2, linf)
+    def all_runs(params0, alphas):
+        return [jax.vmap(lambda p, a, c=c: one(p, a, *c))(params0, alphas) for c in parsed]
+
+    results = []
+    return [KernelRun(*out) for out in jax.jit(all_runs)(params0, alphas)]

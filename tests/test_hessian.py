@@ -95,8 +95,11 @@ def test_matches_dense_hessian_on_small_pytree():
     f = lambda p: net.apply(p, x)[0]
     dense = np.asarray(hessian.dense_hessian(f, params))
     exact = np.max(np.abs(np.linalg.eigvalsh(dense)))
-    got = hessian.spectral_norm(f, params, tol=1e-10)
+    got, grad_norm = hessian.spectral_norm(f, params, tol=1e-10, return_gradient_norm=True)
     assert abs(got - exact) <= 1e-8 * exact, (got, exact)
+    grads = jax.tree_util.tree_leaves(jax.jit(jax.grad(f))(params))
+    expected_grad = float(np.sqrt(sum(np.sum(np.asarray(g) ** 2) for g in grads)))
+    assert abs(grad_norm - expected_grad) <= 1e-12 * expected_grad, (grad_norm, expected_grad)
     # and the Hessian-vector product is the dense matrix times the flat vector
     vec = jax.tree_util.tree_map(lambda a: jnp.cos(jnp.arange(a.size).reshape(a.shape)), params)
     flat_v, _ = jax.flatten_util.ravel_pytree(vec)

@@ -118,6 +118,16 @@ def test_kernel_change_run_small():
     assert run.losses.shape == (2, 5) and run.delta_k["softmax"].shape == (2, 5)
     assert np.all(np.asarray(run.losses[:, -1]) < np.asarray(run.losses[:, 0]))
     assert np.all(np.asarray(run.delta_k["linear"][:, 0]) == 0.0)
+    # two trainings compiled together give the same numbers as separate calls
+    both = linearity.kernel_change_runs(net, jax.random.split(jax.random.key(1), 2), x, y,
+                                        [dict(train_head="linear", loss="cross_entropy", kernel_heads=("linear", "softmax")),
+                                         dict(train_head="swish", loss="square", kernel_heads=("swish",))],
+                                        lr=1.0, steps=40, record_every=10)
+    np.testing.assert_allclose(both[0].losses, run.losses, rtol=1e-12)
+    np.testing.assert_allclose(both[0].sup_delta_k["softmax"], run.sup_delta_k["softmax"], rtol=1e-10)
+    np.testing.assert_allclose(both[0].l2_move, run.l2_move, rtol=1e-10)
+    assert both[1].losses.shape == (2, 5) and both[1].delta_k["swish"].shape == (2, 5)
+    assert np.all(np.asarray(both[1].losses[:, -1]) < np.asarray(both[1].losses[:, 0]))
 
 
 def test_bad_inputs():
