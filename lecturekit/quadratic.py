@@ -120,13 +120,15 @@ def perturbative_minimizer(phi: ArrayLike, psi: ArrayLike, y: ArrayLike) -> Pert
         raise ValueError(f"y must have shape ({n},), got {y.shape}")
     if p < n:
         raise ValueError(f"need at least as many parameters as examples (p >= n), got p={p}, n={n}")
+    # small dense linear algebra: NumPy on the host (no XLA compilation per problem size)
+    phi, psi, y = (np.asarray(a, dtype=np.float64) for a in (phi, psi, y))
     gram = phi.T @ phi
-    if np.linalg.matrix_rank(np.asarray(gram)) < n:
+    if np.linalg.matrix_rank(gram) < n:
         raise ValueError("the features Phi(x_a) must be linearly independent (Phi^T Phi invertible)")
-    theta_f = phi @ jnp.linalg.solve(gram, y)
-    shift = -0.5 * jnp.einsum("i,aij,j->a", theta_f, psi, theta_f)
-    theta_i = phi @ jnp.linalg.solve(gram, shift)
-    return PerturbativeMinimizer(theta_f, theta_i, shift)
+    theta_f = phi @ np.linalg.solve(gram, y)
+    shift = -0.5 * np.einsum("i,aij,j->a", theta_f, psi, theta_f)
+    theta_i = phi @ np.linalg.solve(gram, shift)
+    return PerturbativeMinimizer(jnp.asarray(theta_f), jnp.asarray(theta_i), jnp.asarray(shift))
 
 
 # ----------------------------------------------------------------------------- catapult recursion
@@ -169,14 +171,16 @@ def catapult_constants(net: Any, params: Any, x: ArrayLike, y: float) -> Catapul
     d, m = net.widths[0], net.widths[1]
     if x.shape != (d,):
         raise ValueError(f"x must have shape ({d},) for this network, got {x.shape}")
-    u, v = params[0]["W"], params[1]["W"][:, 0]
-    kappa2 = (net.w_std * net.out_w_std) ** 2 / (m * d)
+    # NumPy on the host: a few reductions, and no XLA compilation for each new width m
+    x = np.asarray(x, dtype=np.float64)
+    u, v = np.asarray(params[0]["W"], dtype=np.float64), np.asarray(params[1]["W"], dtype=np.float64)[:, 0]
+    kappa = net.w_std * net.out_w_std / np.sqrt(m * d)
     a = x @ u
-    s = (a > 0).astype(x.dtype)  # relu'(0) = 0, the convention of lecturekit and of jax
+    s = (a > 0).astype(np.float64)  # relu'(0) = 0, the convention of lecturekit and of jax
     xx = x @ x
-    lam0 = kappa2 * jnp.sum(s * (v**2 * xx + a**2))
-    z0 = net.apply(params, x[None, :])[0]
-    return CatapultConstants(float(z0 - y), float(lam0), float(kappa2 * xx), float(y))
+    lam0 = kappa**2 * np.sum(s * (v**2 * xx + a**2))
+    z0 = kappa * np.sum(v * np.maximum(a, 0.0))  # = net.apply(params, x[None])[0] (biases have multiplier 0)
+    return CatapultConstants(float(z0 - y), float(lam0), float(kappa**2 * xx), float(y))
 
 
 @partial(jax.jit, static_argnames="steps")
@@ -295,18 +299,18 @@ def _quad_apply(f, center, params, x):
 
 def _gd_run(f, quadratic, params0, x, y, eta, steps):
     model = (lambda p, xx: _quad_apply(f, params0, p, xx)) if quadratic else f
-
-    def loss_fn(p):
-        return 0.5 * jnp.sum((model(p, x) - y) ** 2)
-
-    def kernel(p):
-        g = jax.grad(lambda q: model(q, x[:1])[0])(p)
-        return sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(g))
+    one_example = x.shape[0] == 1
 
     def step(state, _):
         p, dead = state
-        loss, g = jax.value_and_grad(loss_fn)(p)
-        lam = kernel(p)
+        out, pullback = jax.vjp(lambda q: model(q, x), p)   # one forward pass for both gradients
+        r = out - y
+        loss = 0.5 * jnp.sum(r**2)
+        # gradient of f(x_0) (cotangent e_0) and of the loss (cotangent r); for one example
+        # the latter is r_0 times the former, so one backward pass serves both
+        g0 = pullback(jnp.zeros_like(out).at[0].set(1.0))[0]
+        g = jax.tree_util.tree_map(lambda a: r[0] * a, g0) if one_example else pullback(r)[0]
+        lam = sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(g0))
         dead = dead | ~jnp.isfinite(loss) | (loss > DIVERGED)
         new = jax.tree_util.tree_map(lambda a, b: jnp.where(dead, a, a - eta * b), p, g)
         return (new, dead), (jnp.where(dead, jnp.inf, loss), jnp.where(dead, jnp.inf, lam))

@@ -1,4 +1,9 @@
-"""Tests of lecturekit.quadratic: Taylor models, the catapult recursion, GD helpers."""
+"""Tests of lecturekit.quadratic: Taylor models, the catapult recursion, GD helpers.
+
+Parameters and data are drawn with NumPy (``default_rng``) and models are evaluated under
+``jax.jit``: JAX compiles its random generator and every eager operation once per shape,
+which would dominate the run time of these small tests.
+"""
 
 import jax
 import jax.numpy as jnp
@@ -10,41 +15,52 @@ from lecturekit import nets, quadratic as Q, tangent
 jax.config.update("jax_enable_x64", True)
 
 
+def _params(net, seed):
+    """N(0, 1) parameters of an NTK-parameterized ``net`` (the distribution of net.init), from NumPy."""
+    rng = np.random.default_rng(seed)
+    return [{"W": rng.normal(size=(n_in, n_out)), "b": rng.normal(size=n_out)}
+            for n_in, n_out in zip(net.widths[:-1], net.widths[1:])]
+
+
 def _tanh_net():
-    net = nets.mlp((3, 7, 5, 1), "tanh", b_std=0.3)
-    return net, net.init(jax.random.key(0))
+    net = nets.mlp((2, 4, 3, 1), "tanh", b_std=0.3)  # two hidden layers, biases: 31 parameters
+    return net, _params(net, 0)
 
 
-def _perturb(params, key, scale):
-    leaves, tree = jax.tree_util.tree_flatten(params)
-    keys = jax.random.split(key, len(leaves))
-    return jax.tree_util.tree_unflatten(
-        tree, [p + scale * jax.random.normal(k, p.shape) for p, k in zip(leaves, keys)]
-    )
+def _perturb(params, seed, scale):
+    rng = np.random.default_rng(seed)
+    return jax.tree_util.tree_map(lambda p: p + scale * rng.normal(size=p.shape), params)
 
 
 def test_quadratic_model_equals_dense_taylor_expansion():
     net, p0 = _tanh_net()
-    x = jax.random.normal(jax.random.key(1), (4, 3))
-    p = _perturb(p0, jax.random.key(2), 0.3)
+    x = np.random.default_rng(1).normal(size=(4, 2))
+    p = _perturb(p0, 2, 0.3)
     fq = Q.quadratic_model(net.apply, p0)
     flat0, unravel = jax.flatten_util.ravel_pytree(p0)
     delta = jax.flatten_util.ravel_pytree(p)[0] - flat0
-    g = lambda w: net.apply(unravel(w), x)
-    expected = g(flat0) + jax.jit(jax.jacfwd(g))(flat0) @ delta + 0.5 * jnp.einsum(
-        "i,nij,j->n", delta, jax.jit(jax.hessian(g))(flat0), delta
-    )
-    np.testing.assert_allclose(fq(p, x), expected, rtol=1e-10, atol=1e-12)
+
+    @jax.jit
+    def dense_taylor(flat0, delta):  # the Jacobian and the Hessian formed explicitly
+        g = lambda w: net.apply(unravel(w), x)
+        hess = jax.hessian(g)(flat0)
+        return g(flat0) + jax.jacfwd(g)(flat0) @ delta + 0.5 * jnp.einsum("i,nij,j->n", delta, hess, delta)
+
+    np.testing.assert_allclose(jax.jit(fq)(p, x), dense_taylor(flat0, delta), rtol=1e-10, atol=1e-12)
 
 
 def test_quadratic_model_error_is_third_order():
     net, p0 = _tanh_net()
-    x = jax.random.normal(jax.random.key(3), (2, 3))
+    x = np.random.default_rng(3).normal(size=(2, 2))
     fq = Q.quadratic_model(net.apply, p0)
-    errs = []
-    for s in (1e-1, 5e-2, 2.5e-2):
-        p = _perturb(p0, jax.random.key(4), s)
-        errs.append(float(jnp.max(jnp.abs(fq(p, x) - net.apply(p, x)))))
+    direction = _perturb(jax.tree_util.tree_map(np.zeros_like, p0), 4, 1.0)
+
+    @jax.jit
+    def error(s):
+        p = jax.tree_util.tree_map(lambda a, b: a + s * b, p0, direction)
+        return jnp.max(jnp.abs(fq(p, x) - net.apply(p, x)))
+
+    errs = [float(error(s)) for s in (1e-1, 5e-2, 2.5e-2)]
     ratios = np.array(errs[:-1]) / np.array(errs[1:])
     assert np.all((ratios > 6.0) & (ratios < 10.0)), ratios  # halving the step divides by ~8
 
@@ -52,22 +68,26 @@ def test_quadratic_model_error_is_third_order():
 def test_quadratic_model_of_relu_is_frozen_bilinear_model():
     d, m = 4, 50
     net = nets.mlp((d, m, 1), "relu", w_std=1.0)
-    p0 = net.init(jax.random.key(5))
-    x = jax.random.normal(jax.random.key(6), (3, d))
-    p = _perturb(p0, jax.random.key(7), 2.0)  # large move: the model is exact, not approximate
+    p0 = _params(net, 5)
+    x = np.random.default_rng(6).normal(size=(3, d))
+    p = _perturb(p0, 7, 2.0)  # large move: the model is exact, not approximate
     s = (x @ p0[0]["W"] > 0)
-    bilinear = jnp.einsum("ni,ni,i->n", s, x @ p[0]["W"], p[1]["W"][:, 0]) / jnp.sqrt(m * d)
-    np.testing.assert_allclose(Q.quadratic_model(net.apply, p0)(p, x), bilinear, rtol=1e-10, atol=1e-12)
+    bilinear = np.einsum("ni,ni,i->n", s, x @ p[0]["W"], p[1]["W"][:, 0]) / np.sqrt(m * d)
+    np.testing.assert_allclose(jax.jit(Q.quadratic_model(net.apply, p0))(p, x), bilinear, rtol=1e-10, atol=1e-12)
+
+
+_CATAPULT_NET = nets.mlp((5, 300, 1), "relu", w_std=1.0, out_w_std=1.3)
 
 
 @pytest.mark.parametrize("eta_lam", [1.5, 3.0, 4.5])
 def test_recursion_equals_gradient_descent_on_the_quadratic_model(eta_lam):
-    d, m, y = 5, 300, 0.7
-    net = nets.mlp((d, m, 1), "relu", w_std=1.0, out_w_std=1.3)
-    p0 = net.init(jax.random.key(8))
-    x = jax.random.normal(jax.random.key(9), (d,))
+    d, y = 5, 0.7
+    net = _CATAPULT_NET  # one object: gd_one_point compiles once for the three step sizes
+    p0 = _params(net, 8)
+    x = np.random.default_rng(9).normal(size=d)
     cc = Q.catapult_constants(net, p0, x, y)
     assert cc.lam0 == pytest.approx(float(tangent.empirical_ntk(net.apply, p0, x[None])[0, 0]), rel=1e-12)
+    assert cc.r0 == pytest.approx(float(net.apply(p0, x[None])[0]) - y, rel=1e-12)
     eta = eta_lam / cc.lam0
     steps = 8  # at eta*lambda0 = 4.5 the residual passes 1e100 (the guard) after ~10 steps
     rs, lams = Q.catapult_recursion(cc.r0, cc.lam0, cc.c, y, eta, steps)
@@ -87,30 +107,30 @@ def test_recursion_regimes_and_divergence_guard():
 
 
 def test_perturbative_minimizer_has_second_order_residual():
-    key = jax.random.key(10)
-    k1, k2, k3 = jax.random.split(key, 3)
+    rng = np.random.default_rng(10)
     p, n = 8, 3
-    phi = jax.random.normal(k1, (p, n))
-    a = jax.random.normal(k2, (n, p, p))
+    phi = rng.normal(size=(p, n))
+    a = rng.normal(size=(n, p, p))
     psi = (a + a.transpose(0, 2, 1)) / 2
-    y = jax.random.normal(k3, (n,))
+    y = rng.normal(size=n)
     sol = Q.perturbative_minimizer(phi, psi, y)
     res = []
     for eps in (1e-2, 5e-3):
-        th = sol.theta_f + eps * sol.theta_i
-        z = phi.T @ th + 0.5 * eps * jnp.einsum("i,aij,j->a", th, psi, th)
-        res.append(float(jnp.max(jnp.abs(z - y))))
+        th = np.asarray(sol.theta_f) + eps * np.asarray(sol.theta_i)
+        z = phi.T @ th + 0.5 * eps * np.einsum("i,aij,j->a", th, psi, th)
+        res.append(float(np.max(np.abs(z - y))))
     assert 3.5 < res[0] / res[1] < 4.5, res
 
 
 def test_top_hessian_eigenvalue_matches_dense():
     net, p0 = _tanh_net()
-    x = jax.random.normal(jax.random.key(11), (6, 3))
-    y = jnp.sin(x[:, 0])
+    x = np.random.default_rng(11).normal(size=(6, 2))
+    y = np.sin(x[:, 0])
     loss = lambda p: 0.5 * jnp.mean((net.apply(p, x) - y) ** 2)
     flat, unravel = jax.flatten_util.ravel_pytree(p0)
     dense = np.linalg.eigvalsh(np.asarray(jax.jit(jax.hessian(lambda w: loss(unravel(w))))(flat)))[-1]
-    est = float(Q.top_hessian_eigenvalue(loss, p0, jax.random.key(12), num_iter=40))
+    # 20 Lanczos steps in 31 dimensions: a truncated Krylov space that has converged
+    est = float(Q.top_hessian_eigenvalue(loss, p0, jax.random.key(12), num_iter=20))
     assert est == pytest.approx(dense, rel=1e-8)
 
 
@@ -127,18 +147,18 @@ def test_bad_inputs():
     with pytest.raises(TypeError, match="f must be a function"):
         Q.quadratic_model(3, p0)
     with pytest.raises(ValueError, match="one-hidden-layer ReLU"):
-        Q.catapult_constants(net, p0, jnp.ones(3), 1.0)
+        Q.catapult_constants(net, p0, jnp.ones(2), 1.0)
     relu = nets.mlp((3, 4, 1), "relu")
     with pytest.raises(ValueError, match="x must have shape"):
-        Q.catapult_constants(relu, relu.init(jax.random.key(0)), jnp.ones(4), 1.0)
+        Q.catapult_constants(relu, _params(relu, 0), jnp.ones(4), 1.0)
     with pytest.raises(ValueError, match="steps must be >= 1"):
         Q.catapult_recursion(0.1, 1.0, 0.01, 1.0, 1.0, 0)
     with pytest.raises(ValueError, match="scalar"):
         Q.catapult_recursion(jnp.ones(2), 1.0, 0.01, 1.0, 1.0, 3)
     with pytest.raises(ValueError, match="eta must be > 0"):
-        Q.gd_one_point(net.apply, p0, jnp.ones((1, 3)), jnp.ones(1), -1.0, 3)
+        Q.gd_one_point(net.apply, p0, jnp.ones((1, 2)), jnp.ones(1), -1.0, 3)
     with pytest.raises(ValueError, match="y must have shape"):
-        Q.gd_one_point(net.apply, p0, jnp.ones((2, 3)), jnp.ones(1), 0.1, 3)
+        Q.gd_one_point(net.apply, p0, jnp.ones((2, 2)), jnp.ones(1), 0.1, 3)
     with pytest.raises(ValueError, match="psi must have shape"):
         Q.perturbative_minimizer(jnp.ones((4, 2)), jnp.ones((2, 3, 3)), jnp.ones(2))
 
