@@ -94,7 +94,7 @@ def _store_in_book_cache(notebook: Path, outputs: dict[int, list]) -> None:
     """Put the executed notebook into the jupyter-cache project that the book build reads."""
     import nbformat
     from jupyter_cache import get_cache
-    from jupyter_cache.base import NbBundleIn
+    from jupyter_cache.base import CacheBundleIn
 
     nb = nbformat.read(notebook, as_version=4)
     count = 0  # nbval numbers the code cells only, from 0
@@ -109,7 +109,7 @@ def _store_in_book_cache(notebook: Path, outputs: dict[int, list]) -> None:
                 out.execution_count = count
     cache = get_cache(BOOK_CACHE)
     cache.cache_notebook_bundle(
-        NbBundleIn(nb, uri=str(notebook.with_suffix(".md")), data={"execution_seconds": _times[notebook]}),
+        CacheBundleIn(nb, uri=str(notebook.with_suffix(".md")), data={"execution_seconds": _times[notebook]}),
         check_validity=False,
         overwrite=True,
     )
