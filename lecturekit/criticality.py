@@ -29,7 +29,10 @@ One-dimensional expectations use probabilists' Gauss-Hermite quadrature (exact f
 polynomials of degree < 2 * nodes); two-dimensional ones use the closed forms of
 :mod:`lecturekit.kernels` for "relu", "erf" and "identity" and a tensor Gauss-Hermite rule
 otherwise. All maps here are pure jnp functions (jit, vmap and lax.scan friendly) once the
-arguments have been validated by the public wrappers.
+arguments have been validated by the public wrappers. The inner maps are jitted with the
+activation and the number of nodes static, so repeated public calls with arrays of one shape
+compile once (an eager 2-D quadrature would recompile its ``lax.map`` on every call); the
+validation of concrete inputs uses NumPy, which compiles nothing.
 """
 
 from __future__ import annotations
@@ -89,15 +92,28 @@ def gaussian_expectation(
     return _expect(fn, k, nodes)
 
 
+def _concrete(value: jax.Array) -> np.ndarray | None:
+    """``value`` as a NumPy array, or None while it is traced (jit, grad, vmap)."""
+    try:
+        return np.asarray(value)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return None
+
+
 def _check_variance(value: ArrayLike, name: str) -> jax.Array:
     k = as_float_array(value, name=name)
-    try:
-        negative = bool(jnp.any(k < 0))
-    except jax.errors.ConcretizationTypeError:  # traced (jit, grad, vmap): values cannot be inspected
-        negative = False
-    if negative:
-        raise ValueError(f"{name} is a variance and must be >= 0, got min {float(jnp.min(k)):g}")
+    concrete = _concrete(k)
+    if concrete is not None and np.any(concrete < 0):
+        raise ValueError(f"{name} is a variance and must be >= 0, got min {float(concrete.min()):g}")
     return k
+
+
+def _check_covariance(a: jax.Array, c: jax.Array, b: jax.Array) -> None:
+    values = [_concrete(v) for v in (a, c, b)]
+    if all(v is not None for v in values):
+        a_np, c_np, b_np = values
+        if np.any(c_np**2 > a_np * b_np * (1 + 1e-9) + 1e-300):
+            raise ValueError("k12 must satisfy k12^2 <= k11 k22 (a valid 2x2 covariance)")
 
 
 def _check_weights(c_w: float, c_b: float) -> tuple[float, float]:
@@ -108,6 +124,7 @@ def _check_weights(c_w: float, c_b: float) -> tuple[float, float]:
 # The variance map and its fixed point
 
 
+@partial(jax.jit, static_argnums=(1, 4))
 def _variance_map(k, act, c_w, c_b, nodes):
     return c_b + c_w * _expect(lambda z: act.fn(z) ** 2, k, nodes)
 
@@ -181,10 +198,12 @@ def fixed_point(
 # Susceptibilities
 
 
+@partial(jax.jit, static_argnums=(1, 3))
 def _chi_parallel(k, act, c_w, nodes):
     return c_w * _expect(lambda z: act.grad(z) ** 2 + act.fn(z) * act.hess(z), k, nodes)
 
 
+@partial(jax.jit, static_argnums=(1, 3))
 def _chi_perp(k, act, c_w, nodes):
     return c_w * _expect(lambda z: act.grad(z) ** 2, k, nodes)
 
@@ -239,12 +258,12 @@ def covariance_map(
     c_w, c_b = _check_weights(c_w, c_b)
     nodes = check_positive_int(nodes, name="nodes", minimum=2)
     a, c, b = (_check_variance(k11, "k11"), as_float_array(k12, name="k12"), _check_variance(k22, "k22"))
-    if bool(jnp.any(c**2 > a * b * (1 + 1e-9) + 1e-300)):
-        raise ValueError("k12 must satisfy k12^2 <= k11 k22 (a valid 2x2 covariance)")
+    _check_covariance(a, c, b)
     a, c, b = jnp.broadcast_arrays(a, c, b)
     return _cov_step(a, c, b, act, c_w, c_b, nodes)
 
 
+@partial(jax.jit, static_argnums=(3, 6))
 def _cov_step(a, c, b, act, c_w, c_b, nodes):
     k11 = c_b + c_w * _pair_expectation(act, a, a, a, nodes)
     k22 = c_b + c_w * _pair_expectation(act, b, b, b, nodes)
@@ -270,7 +289,8 @@ def correlation_map(
     c_w, c_b = _check_weights(c_w, c_b)
     nodes = check_positive_int(nodes, name="nodes", minimum=2)
     r = as_float_array(rho, name="rho")
-    if bool(jnp.any(jnp.abs(r) > 1.0 + 1e-12)):
+    r_np = _concrete(r)
+    if r_np is not None and np.any(np.abs(r_np) > 1.0 + 1e-12):
         raise ValueError("rho is a correlation and must lie in [-1, 1]")
     k = _check_variance(variance, "variance")
     r, k = jnp.broadcast_arrays(jnp.clip(r, -1.0, 1.0), k)
@@ -298,8 +318,7 @@ def kernel_trajectory(
     depth = check_positive_int(depth, name="depth", minimum=0)
     nodes = check_positive_int(nodes, name="nodes", minimum=2)
     a, c, b = (_check_variance(k11, "k11"), as_float_array(k12, name="k12"), _check_variance(k22, "k22"))
-    if bool(jnp.any(c**2 > a * b * (1 + 1e-9) + 1e-300)):
-        raise ValueError("k12 must satisfy k12^2 <= k11 k22 (a valid 2x2 covariance)")
+    _check_covariance(a, c, b)
     a, c, b = jnp.broadcast_arrays(a, c, b)
     return _kernel_scan(a, c, b, act, c_w, c_b, depth, nodes)
 
@@ -342,8 +361,10 @@ def critical_weight_variance(
     nodes = check_positive_int(nodes, name="nodes")
 
     def excess(c_w: float) -> float:
-        k = _trajectory(jnp.asarray(1.0), jnp.asarray(c_w), jnp.asarray(c_b), act, iterations, nodes)[-1]
-        return float(_chi_perp(k, act, c_w, nodes)) - 1.0
+        # the argument types of fixed_point(..., c_w=float, c_b=float): one compilation for both
+        k0, cw, cb = (jnp.asarray(np.float64(v)) for v in (1.0, c_w, c_b))
+        k = _trajectory(k0, cw, cb, act, iterations, nodes)[-1]
+        return float(_chi_perp(k, act, cw, nodes)) - 1.0
 
     f_lo, f_hi = excess(lo), excess(hi)
     if f_lo * f_hi > 0:

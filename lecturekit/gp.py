@@ -11,6 +11,10 @@ Both are computed from one Cholesky factorization L L^T = K + (noise + jitter) I
 triangular solves (never an explicit inverse). ``jitter`` is a tiny diagonal added only to
 make a numerically semi-definite K factorizable; it is reported back so that it is never
 silent.
+
+The linear algebra runs in small jitted functions (compiled once per shape) and the checks on
+concrete inputs use NumPy: executed eagerly, every JAX operation on a new shape would be
+compiled on its own, which costs far more than the arithmetic on these small matrices.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
+import numpy as np
 from jax.typing import ArrayLike
 
 from ._validation import as_float_array, check_positive_int, check_real
@@ -41,9 +46,24 @@ class Posterior(NamedTuple):
 def _check_square_symmetric(k: jax.Array, name: str) -> None:
     if k.shape[0] != k.shape[1]:
         raise ValueError(f"{name} must be square, got shape {tuple(k.shape)}")
-    scale = float(jnp.max(jnp.abs(k))) if k.size else 0.0
-    if float(jnp.max(jnp.abs(k - k.T))) > 1e-8 * max(scale, 1.0):
+    a = np.asarray(k)
+    scale = float(np.max(np.abs(a))) if a.size else 0.0
+    if a.size and float(np.max(np.abs(a - a.T))) > 1e-8 * max(scale, 1.0):
         raise ValueError(f"{name} must be symmetric (a kernel matrix)")
+
+
+@jax.jit
+def _shifted_cholesky(a: jax.Array, shift: jax.Array) -> jax.Array:
+    """Lower Cholesky factor of a + shift I (NaN entries if that is not positive definite)."""
+    return jnp.linalg.cholesky(a + shift * jnp.eye(a.shape[0], dtype=a.dtype))
+
+
+@jax.jit
+def _posterior_from_factor(factor, ksx, kss, y):
+    alpha = jsl.cho_solve((factor, True), y)
+    v = jsl.solve_triangular(factor, ksx.T, lower=True)  # (n, m): L^{-1} k_*^T
+    cov = kss - v.T @ v
+    return ksx @ alpha, 0.5 * (cov + cov.T)
 
 
 def cholesky(matrix: ArrayLike, *, jitter: float = 0.0, max_tries: int = 6) -> tuple[jax.Array, float]:
@@ -57,18 +77,16 @@ def cholesky(matrix: ArrayLike, *, jitter: float = 0.0, max_tries: int = 6) -> t
     _check_square_symmetric(a, "matrix")
     jitter = check_real(jitter, name="jitter", nonnegative=True)
     max_tries = check_positive_int(max_tries, name="max_tries", minimum=0)
-    n = a.shape[0]
-    eye = jnp.eye(n, dtype=a.dtype)
-    base = float(jnp.mean(jnp.abs(jnp.diag(a)))) or 1.0
+    base = float(np.mean(np.abs(np.diag(np.asarray(a))))) or 1.0
     current = jitter
     for attempt in range(max_tries + 1):
-        factor = jnp.linalg.cholesky(a + current * eye)
-        if bool(jnp.all(jnp.isfinite(factor))):
+        factor = _shifted_cholesky(a, current)
+        if np.all(np.isfinite(np.asarray(factor))):
             return factor, current
         current = max(current, 1e-12 * base) if attempt == 0 else current * 100.0
     raise ValueError(
         f"matrix is not positive semi-definite: Cholesky failed even with jitter {current / 100.0:.3g} "
-        f"(min eigenvalue {float(jnp.linalg.eigvalsh(a)[0]):.3g})"
+        f"(min eigenvalue {float(np.linalg.eigvalsh(np.asarray(a))[0]):.3g})"
     )
 
 
@@ -98,12 +116,9 @@ def posterior(
         raise ValueError(f"y must have length {n} (the size of k_train), got {y.shape[0]}")
     if ksx.shape != (kss.shape[0], n):
         raise ValueError(f"k_cross must have shape {(kss.shape[0], n)} = (m, n), got {tuple(ksx.shape)}")
-    factor, used = cholesky(kxx + noise * jnp.eye(n, dtype=kxx.dtype), jitter=jitter)
-    alpha = jsl.cho_solve((factor, True), y)
-    v = jsl.solve_triangular(factor, ksx.T, lower=True)  # (n, m): L^{-1} k_*^T
-    mean = ksx @ alpha
-    cov = kss - v.T @ v
-    return Posterior(mean, 0.5 * (cov + cov.T), used)
+    factor, used = cholesky(np.asarray(kxx) + noise * np.eye(n), jitter=jitter)
+    mean, cov = _posterior_from_factor(factor, ksx, kss, y)
+    return Posterior(mean, cov, used)
 
 
 def log_marginal_likelihood(k_train: ArrayLike, y: ArrayLike, *, noise: float = 0.0, jitter: float = 0.0) -> float:
@@ -128,7 +143,8 @@ def sample_prior(key: jax.Array, kernel: ArrayLike, num_samples: int, *, jitter:
     k = as_float_array(kernel, name="kernel", ndim=2)
     num_samples = check_positive_int(num_samples, name="num_samples")
     jitter = check_real(jitter, name="jitter", nonnegative=True)
-    base = float(jnp.mean(jnp.abs(jnp.diag(k)))) or 1.0
+    base = float(np.mean(np.abs(np.diag(np.asarray(k))))) or 1.0
     factor, _ = cholesky(k, jitter=jitter * base)
-    g = jax.random.normal(key, (k.shape[0], num_samples), dtype=factor.dtype)
+    # a flat draw reshaped: same law, and the 1-D sampler compiles much faster than a 2-D one
+    g = jax.random.normal(key, (k.shape[0] * num_samples,), dtype=factor.dtype).reshape(k.shape[0], num_samples)
     return (factor @ g).T

@@ -20,6 +20,9 @@ shape (n,) or (n, c) for c outputs (the kernel is shared by all outputs).
   evaluated in the eigenbasis K = U diag(mu) U^T with (1 - exp(-t mu/n))/mu, which tends to
   t/n as mu -> 0: it is finite for singular K, where K^(-1) itself is not. As t -> infinity it
   tends to ridgeless kernel regression on the corrected labels y - f_0(S).
+
+The public functions validate their arguments and then call one jitted numerical core, so a
+call compiles once per input shape (and not once per array operation).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from ._validation import as_float_array, check_real
@@ -80,7 +84,8 @@ def kernel_coefficients(k_train: ArrayLike, y: ArrayLike, *, ridge: float = 0.0)
     return _coefficients(prob.k_train, prob.y, ridge)
 
 
-def _coefficients(k: jax.Array, y: jax.Array, ridge: float) -> jax.Array:
+@jax.jit
+def _coefficients(k: jax.Array, y: jax.Array, ridge: float | jax.Array) -> jax.Array:
     mu, u = jnp.linalg.eigh(0.5 * (k + k.T))
     shifted = mu + ridge
     cutoff = k.shape[0] * jnp.finfo(k.dtype).eps * jnp.max(jnp.abs(mu))
@@ -99,7 +104,12 @@ def kernel_regression(
     """
     prob = _check_problem(k_train, y, k_test_train)
     ridge = check_real(ridge, name="ridge", nonnegative=True)
-    return prob.k_test_train @ _coefficients(prob.k_train, prob.y, ridge)
+    return _predict(prob.k_train, prob.y, prob.k_test_train, ridge)
+
+
+@jax.jit
+def _predict(k: jax.Array, y: jax.Array, kt: jax.Array, ridge: float | jax.Array) -> jax.Array:
+    return kt @ _coefficients(k, y, ridge)
 
 
 def rkhs_norm_squared(k_train: ArrayLike, coefficients: ArrayLike) -> jax.Array:
@@ -117,6 +127,13 @@ def _flow_factor(mu: jax.Array, t: jax.Array, n: int) -> jax.Array:
     small = jnp.abs(mu) * tt / n < 1e-12
     safe_mu = jnp.where(small, 1.0, mu)
     return jnp.where(small, tt / n, -jnp.expm1(-tt * safe_mu / n) / safe_mu)
+
+
+def _any_negative(times: jax.Array) -> bool:
+    try:
+        return bool(np.any(np.asarray(times) < 0))
+    except jax.errors.TracerArrayConversionError:  # traced under jit: values unknown
+        return False
 
 
 def gradient_flow_predictor(
@@ -139,9 +156,8 @@ def gradient_flow_predictor(
     """
     prob = _check_problem(k_train, y, k_test_train)
     times = as_float_array(t, name="t")
-    if bool(jnp.any(times < 0)):
+    if _any_negative(times):
         raise ValueError("t must be >= 0 (a training time)")
-    n = prob.k_train.shape[0]
     f0s = jnp.zeros_like(prob.y) if f0_train is None else as_float_array(f0_train, name="f0_train")
     if f0s.shape != prob.y.shape:
         raise ValueError(f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}")
@@ -152,11 +168,17 @@ def gradient_flow_predictor(
         f0t = as_float_array(f0_test, name="f0_test")
         if f0t.shape != out_shape:
             raise ValueError(f"f0_test must have shape {out_shape}, got {tuple(f0t.shape)}")
-    mu, u = jnp.linalg.eigh(0.5 * (prob.k_train + prob.k_train.T))
+    return _flow_predict(prob.k_train, prob.y, times, prob.k_test_train, f0s, f0t)
+
+
+@jax.jit
+def _flow_predict(k, y, times, kt, f0s, f0t):
+    n = k.shape[0]
+    mu, u = jnp.linalg.eigh(0.5 * (k + k.T))
     factor = _flow_factor(mu, times, n)  # (..., n)
-    resid = u.T @ (prob.y - f0s)  # (n,) or (n, c)
-    kt_u = prob.k_test_train @ u  # (n_test, n)
-    if prob.y.ndim == 1:
+    resid = u.T @ (y - f0s)  # (n,) or (n, c)
+    kt_u = kt @ u  # (n_test, n)
+    if y.ndim == 1:
         moved = jnp.einsum("tk,...k->...t", kt_u, factor * resid)
     else:
         moved = jnp.einsum("tk,...k,kc->...tc", kt_u, factor, resid)
@@ -169,11 +191,18 @@ def gradient_flow_train_loss(
     """L(t) = (1/2n) ||exp(-t K/n) (f_0(S) - y)||^2, the training loss along the flow."""
     prob = _check_problem(k_train, y, None)
     times = as_float_array(t, name="t")
-    n = prob.k_train.shape[0]
     f0s = jnp.zeros_like(prob.y) if f0_train is None else as_float_array(f0_train, name="f0_train")
-    mu, u = jnp.linalg.eigh(0.5 * (prob.k_train + prob.k_train.T))
-    r0 = u.T @ (f0s - prob.y)
-    decay = jnp.exp(-jnp.asarray(times)[..., None] * mu / n)  # (..., n)
-    if prob.y.ndim == 1:
+    if f0s.shape != prob.y.shape:
+        raise ValueError(f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}")
+    return _flow_train_loss(prob.k_train, prob.y, times, f0s)
+
+
+@jax.jit
+def _flow_train_loss(k, y, times, f0s):
+    n = k.shape[0]
+    mu, u = jnp.linalg.eigh(0.5 * (k + k.T))
+    r0 = u.T @ (f0s - y)
+    decay = jnp.exp(-times[..., None] * mu / n)  # (..., n)
+    if y.ndim == 1:
         return 0.5 / n * jnp.sum((decay * r0) ** 2, axis=-1)
     return 0.5 / n * jnp.sum((decay[..., None] * r0) ** 2, axis=(-2, -1))

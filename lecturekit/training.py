@@ -11,9 +11,11 @@ d f_S/dt = -(1/n) K (f_S - y) (see :mod:`lecturekit.regression`).
 
 * :func:`descend` is the pure inner loop (``lax.scan`` over steps of theta <- theta - lr grad L);
   it can be jitted and ``vmap``-ed (over seeds, learning rates, ...).
-* :func:`gradient_descent` runs ``descend`` in jitted chunks of ``snapshot_every`` steps and
-  records the parameters and, optionally, the empirical NTK (``tangent.empirical_ntk``) at
-  every snapshot.
+* :func:`descend_observed` is ``descend`` with snapshots: nested ``lax.scan`` loops that
+  evaluate ``observe(params)`` every ``every`` steps; also pure (jit it, vmap it).
+* :func:`gradient_descent` validates its arguments and runs ``descend_observed`` as ONE
+  jitted program (one compilation per call), recording the parameters and, optionally, the
+  empirical NTK (``tangent.empirical_ntk``) at every snapshot.
 * :func:`relative_kernel_change` is Delta K = ||K_t - K_0||_F / ||K_0||_F.
 """
 
@@ -29,7 +31,7 @@ from jax.typing import ArrayLike
 from . import tangent as _tangent
 from ._validation import as_float_array, check_positive_int, check_real
 
-__all__ = ["mse_loss", "descend", "gradient_descent", "relative_kernel_change", "Trajectory"]
+__all__ = ["mse_loss", "descend", "descend_observed", "gradient_descent", "relative_kernel_change", "Trajectory"]
 
 Model = Callable[[Any, jax.Array], jax.Array]
 
@@ -63,6 +65,46 @@ def descend(loss_fn: Callable[[Any], jax.Array], params: Any, lr: float | jax.Ar
         return p, value
 
     return jax.lax.scan(step, params, None, length=steps)
+
+
+def snapshot_steps(steps: int, every: int) -> np.ndarray:
+    """The step counts 0, every, 2 every, ... at which :func:`descend_observed` observes, plus ``steps``."""
+    return np.unique(np.append(np.arange(0, steps + 1, every), steps))
+
+
+def descend_observed(
+    loss_fn: Callable[[Any], jax.Array],
+    params: Any,
+    lr: float | jax.Array,
+    steps: int,
+    every: int,
+    observe: Callable[[Any], Any],
+):
+    """``descend`` with snapshots: gradient descent observed every ``every`` steps.
+
+    Returns (final params, losses, observations): ``losses`` has shape (steps + 1,), the loss
+    before every step and after the last one; ``observations`` is ``observe(params)`` at the
+    steps :func:`snapshot_steps` ``(steps, every)`` = 0, every, 2 every, ..., steps, every leaf
+    stacked along a new leading axis. The full chunks run as a ``lax.scan`` over chunks of an
+    inner ``lax.scan`` over steps, so the step is compiled once whatever ``steps`` is. Pure
+    and traceable (``steps`` and ``every`` must be Python ints).
+    """
+    full, rest = divmod(steps, every)
+
+    def chunk(p, _):
+        p, losses = descend(loss_fn, p, lr, every)
+        return p, (losses, observe(p))
+
+    first = observe(params)
+    p, (losses, seen) = jax.lax.scan(chunk, params, None, length=full)
+    losses = [losses.reshape(-1)]
+    seen = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), first, seen)
+    if rest:
+        p, last_losses = descend(loss_fn, p, lr, rest)
+        losses.append(last_losses)
+        seen = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b[None]]), seen, observe(p))
+    losses.append(jnp.reshape(loss_fn(p), (1,)))
+    return p, jnp.concatenate(losses), seen
 
 
 class Trajectory(NamedTuple):
@@ -107,7 +149,8 @@ def gradient_descent(
     are taken at steps 0, snapshot_every, 2 snapshot_every, ... and at the last step
     (default: only 0 and the last). Kernels need the model form; they are computed on
     ``kernel_x`` (default: the training inputs x) with ``tangent.empirical_ntk``, which needs
-    a scalar-output model. Each chunk of steps runs as one jitted ``lax.scan``.
+    a scalar-output model. The whole run (steps, snapshots, kernels) is one jitted program
+    (:func:`descend_observed`), compiled once per call.
     """
     if not callable(f):
         raise TypeError(f"f must be a model f(params, x) or a loss loss_fn(params), got {type(f).__name__}")
@@ -131,39 +174,21 @@ def gradient_descent(
         raise ValueError("kernel snapshots need the model form gradient_descent(f, params, ..., x=x, y=y)")
     if want_kernel:
         kx = as_float_array(x if kernel_x is None else kernel_x, name="kernel_x", ndim=2)
-        kernel_fn = jax.jit(lambda p: _tangent.empirical_ntk(f, p, kx))
 
-    chunks: dict[int, Callable] = {}
+        def kernel_fn(p):
+            return _tangent.empirical_ntk(f, p, kx)
 
-    def run_chunk(p, length):
-        if length not in chunks:
-            chunks[length] = jax.jit(lambda q: descend(loss_fn, q, lr, length))
-        return chunks[length](p)
+    def observe(p):
+        return (p if keep_params else None, kernel_fn(p) if want_kernel else None)
 
-    snap_steps, snap_params, snap_kernels, losses = [0], [params], [], []
-    if want_kernel:
-        snap_kernels.append(kernel_fn(params))
-    done, p = 0, params
-    while done < steps:
-        length = min(every, steps - done)
-        p, chunk_losses = run_chunk(p, length)
-        losses.append(chunk_losses)
-        done += length
-        snap_steps.append(done)
-        if keep_params:
-            snap_params.append(p)
-        if want_kernel:
-            snap_kernels.append(kernel_fn(p))
-    losses.append(jnp.reshape(jax.jit(loss_fn)(p), (1,)))
-    stacked = (
-        jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *snap_params) if keep_params else None
-    )
+    run = jax.jit(lambda p: descend_observed(loss_fn, p, lr, steps, every, observe))
+    final, losses, (snap_params, snap_kernels) = run(params)
     return Trajectory(
-        steps=np.asarray(snap_steps),
-        losses=jnp.concatenate(losses),
-        params=stacked,
-        kernels=jnp.stack(snap_kernels) if want_kernel else None,
-        final_params=p,
+        steps=snapshot_steps(steps, every),
+        losses=losses,
+        params=snap_params,
+        kernels=snap_kernels,
+        final_params=final,
     )
 
 

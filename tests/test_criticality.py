@@ -135,3 +135,27 @@ def test_bad_inputs():
         cr.critical_weight_variance("erf", c_b=0.05, bracket=(2.0, 3.0))
     with pytest.raises(TypeError, match="fn"):
         cr.gaussian_expectation(3.0, 1.0)
+
+
+def test_public_maps_trace_under_jit_and_agree_with_eager_calls():
+    # validation inspects only concrete values, so the public functions compose with jit and grad
+    k = np.array([0.2, 1.0, 2.5])
+    traced = jax.jit(lambda v: cr.variance_map(v, "tanh", c_w=1.3, c_b=0.1))(k)
+    assert np.allclose(traced, cr.variance_map(k, "tanh", c_w=1.3, c_b=0.1), rtol=1e-13, atol=0)
+    slope = jax.jit(jax.vmap(jax.grad(lambda v: cr.variance_map(v, "tanh", c_w=1.3, c_b=0.1))))(k)
+    assert np.allclose(slope, cr.chi_parallel(k, "tanh", c_w=1.3), rtol=1e-4)
+    rho = jax.jit(lambda r: cr.correlation_map(r, 0.8, "tanh", c_w=1.5, c_b=0.1))(np.array([0.0, 0.5, 1.0]))
+    assert np.allclose(rho, cr.correlation_map(np.array([0.0, 0.5, 1.0]), 0.8, "tanh", c_w=1.5, c_b=0.1), rtol=1e-13)
+    # repeated calls with one shape reuse one compiled map and give identical results
+    a = cr.covariance_map(k, 0.5 * k, k, "tanh", c_w=1.3, c_b=0.1)
+    b = cr.covariance_map(k, 0.5 * k, k, "tanh", c_w=1.3, c_b=0.1)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_bad_covariances_and_negative_arrays():
+    with pytest.raises(ValueError, match="k12"):
+        cr.kernel_trajectory(1.0, np.array([0.5, 1.5]), 1.0, 3, "relu", c_w=2.0)
+    with pytest.raises(ValueError, match="k11"):
+        cr.covariance_map(np.array([1.0, -0.5]), 0.0, 1.0, "tanh", c_w=1.0)
+    with pytest.raises(ValueError, match="rho"):
+        cr.correlation_map(np.array([0.5, -1.2]), 1.0, "tanh", c_w=1.0)

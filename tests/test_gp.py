@@ -89,3 +89,12 @@ def test_prior_samples_have_the_kernel_as_covariance():
     assert f.shape == (20_000, 5)
     # entries of the sample covariance have standard error <= sqrt(2/N) ~ 0.01; allow 5 se
     assert np.max(np.abs(np.cov(f.T) - k)) < 0.05
+
+
+def test_posterior_accepts_jax_arrays_and_matches_numpy_inputs(problem):
+    x, xs, y = problem
+    np_post = gp.posterior(_rbf(x, x), _rbf(xs, x), _rbf(xs, xs), y, noise=0.05)
+    jx_post = gp.posterior(*(jnp.asarray(a) for a in (_rbf(x, x), _rbf(xs, x), _rbf(xs, xs), y)), noise=0.05)
+    assert np.allclose(np_post.mean, jx_post.mean, atol=1e-13) and np.allclose(np_post.cov, jx_post.cov, atol=1e-13)
+    with pytest.raises(ValueError, match="symmetric"):
+        gp.posterior(_rbf(x, x) + np.triu(np.ones((len(x), len(x))), 1), _rbf(xs, x), _rbf(xs, xs), y)
