@@ -21,8 +21,9 @@ shape (n,) or (n, c) for c outputs (the kernel is shared by all outputs).
   t/n as mu -> 0: it is finite for singular K, where K^(-1) itself is not. As t -> infinity it
   tends to ridgeless kernel regression on the corrected labels y - f_0(S).
 
-The public functions validate their arguments and then call one jitted numerical core, so a
-call compiles once per input shape (and not once per array operation).
+Evaluation. Each public function validates its arguments and then runs one numerical core:
+with NumPy (LAPACK) for concrete arrays, so a call compiles nothing, or with jax.numpy when its
+inputs are traced (inside ``jit``, ``vmap`` or ``grad``). The result is a JAX array either way.
 """
 
 from __future__ import annotations
@@ -54,17 +55,41 @@ class KernelProblem(NamedTuple):
     k_test_train: jax.Array
 
 
+def _traced(*arrays) -> bool:
+    return any(isinstance(a, jax.core.Tracer) for a in arrays)
+
+
+def _array(value: ArrayLike, *, name: str, ndim=None) -> jax.Array:
+    """``as_float_array``, with the finiteness check done by NumPy (skipped for traced values):
+    JAX's check would compile a small program for every new input shape."""
+    arr = as_float_array(value, name=name, ndim=ndim, finite=False)
+    if not _traced(arr) and not np.all(np.isfinite(np.asarray(arr))):
+        raise ValueError(f"{name} must be finite, but it contains NaN or infinity")
+    return arr
+
+
+def _zeros(shape, like: jax.Array):
+    return jnp.zeros(shape, like.dtype) if _traced(like) else np.zeros(shape, like.dtype)
+
+
+def _run(core, *arrays, **options) -> jax.Array:
+    """core(xp, *arrays): with xp = numpy for concrete arrays, jax.numpy for traced ones."""
+    if _traced(*arrays):
+        return core(jnp, *arrays, **options)
+    return jnp.asarray(core(np, *(np.asarray(a) for a in arrays), **options))
+
+
 def _check_problem(k_train: ArrayLike, y: ArrayLike, k_test_train: ArrayLike | None) -> KernelProblem:
-    k = as_float_array(k_train, name="k_train", ndim=2)
+    k = _array(k_train, name="k_train", ndim=2)
     if k.shape[0] != k.shape[1]:
         raise ValueError(f"k_train must be a square (n, n) Gram matrix, got shape {tuple(k.shape)}")
-    y = as_float_array(y, name="y", ndim=(1, 2))
+    y = _array(y, name="y", ndim=(1, 2))
     if y.shape[0] != k.shape[0]:
         raise ValueError(f"y must have {k.shape[0]} rows (one per training point), got shape {tuple(y.shape)}")
     if k_test_train is None:
         kt = k
     else:
-        kt = as_float_array(k_test_train, name="k_test_train", ndim=2)
+        kt = _array(k_test_train, name="k_test_train", ndim=2)
         if kt.shape[1] != k.shape[0]:
             raise ValueError(
                 f"k_test_train must have shape (n_test, {k.shape[0]}) = k(X_test, S), got {tuple(kt.shape)}"
@@ -81,15 +106,15 @@ def kernel_coefficients(k_train: ArrayLike, y: ArrayLike, *, ridge: float = 0.0)
     """
     prob = _check_problem(k_train, y, None)
     ridge = check_real(ridge, name="ridge", nonnegative=True)
-    return _coefficients(prob.k_train, prob.y, ridge)
+    return _run(_coefficients, prob.k_train, prob.y, ridge=ridge)
 
 
-@jax.jit
-def _coefficients(k: jax.Array, y: jax.Array, ridge: float | jax.Array) -> jax.Array:
-    mu, u = jnp.linalg.eigh(0.5 * (k + k.T))
+def _coefficients(xp, k, y, *, ridge):
+    mu, u = xp.linalg.eigh(0.5 * (k + k.T))
     shifted = mu + ridge
-    cutoff = k.shape[0] * jnp.finfo(k.dtype).eps * jnp.max(jnp.abs(mu))
-    inv = jnp.where(jnp.abs(shifted) > cutoff, 1.0 / jnp.where(jnp.abs(shifted) > cutoff, shifted, 1.0), 0.0)
+    cutoff = k.shape[0] * xp.finfo(k.dtype).eps * xp.max(xp.abs(mu))
+    kept = xp.abs(shifted) > cutoff
+    inv = xp.where(kept, 1.0 / xp.where(kept, shifted, 1.0), 0.0)
     uy = u.T @ y
     return u @ (inv[:, None] * uy if y.ndim == 2 else inv * uy)
 
@@ -104,36 +129,32 @@ def kernel_regression(
     """
     prob = _check_problem(k_train, y, k_test_train)
     ridge = check_real(ridge, name="ridge", nonnegative=True)
-    return _predict(prob.k_train, prob.y, prob.k_test_train, ridge)
+    return _run(_predict, prob.k_train, prob.y, prob.k_test_train, ridge=ridge)
 
 
-@jax.jit
-def _predict(k: jax.Array, y: jax.Array, kt: jax.Array, ridge: float | jax.Array) -> jax.Array:
-    return kt @ _coefficients(k, y, ridge)
+def _predict(xp, k, y, kt, *, ridge):
+    return kt @ _coefficients(xp, k, y, ridge=ridge)
 
 
 def rkhs_norm_squared(k_train: ArrayLike, coefficients: ArrayLike) -> jax.Array:
     """||f||_H^2 = a^T K a of f = sum_i a_i k(x_i, .) (summed over outputs for 2-D a)."""
-    k = as_float_array(k_train, name="k_train", ndim=2)
-    a = as_float_array(coefficients, name="coefficients", ndim=(1, 2))
+    k = _array(k_train, name="k_train", ndim=2)
+    a = _array(coefficients, name="coefficients", ndim=(1, 2))
     if a.shape[0] != k.shape[0]:
         raise ValueError(f"coefficients must have {k.shape[0]} rows, got shape {tuple(a.shape)}")
-    return jnp.sum(a * (k @ a))
+    return _run(lambda xp, k, a: xp.sum(a * (k @ a)), k, a)
 
 
-def _flow_factor(mu: jax.Array, t: jax.Array, n: int) -> jax.Array:
+def _flow_factor(xp, mu, t, n: int):
     """(1 - exp(-t mu / n)) / mu, continuous at mu = 0 (value t / n), for t of any shape."""
-    tt = jnp.asarray(t)[..., None]
-    small = jnp.abs(mu) * tt / n < 1e-12
-    safe_mu = jnp.where(small, 1.0, mu)
-    return jnp.where(small, tt / n, -jnp.expm1(-tt * safe_mu / n) / safe_mu)
+    tt = t[..., None]
+    small = xp.abs(mu) * tt / n < 1e-12
+    safe_mu = xp.where(small, 1.0, mu)
+    return xp.where(small, tt / n, -xp.expm1(-tt * safe_mu / n) / safe_mu)
 
 
 def _any_negative(times: jax.Array) -> bool:
-    try:
-        return bool(np.any(np.asarray(times) < 0))
-    except jax.errors.TracerArrayConversionError:  # traced under jit: values unknown
-        return False
+    return not _traced(times) and bool(np.any(np.asarray(times) < 0))
 
 
 def gradient_flow_predictor(
@@ -155,33 +176,32 @@ def gradient_flow_predictor(
     Gradient descent with step lr for s steps corresponds to t = lr * s.
     """
     prob = _check_problem(k_train, y, k_test_train)
-    times = as_float_array(t, name="t")
+    times = _array(t, name="t")
     if _any_negative(times):
         raise ValueError("t must be >= 0 (a training time)")
-    f0s = jnp.zeros_like(prob.y) if f0_train is None else as_float_array(f0_train, name="f0_train")
+    f0s = _zeros(prob.y.shape, prob.y) if f0_train is None else _array(f0_train, name="f0_train")
     if f0s.shape != prob.y.shape:
         raise ValueError(f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}")
     out_shape = (prob.k_test_train.shape[0],) + prob.y.shape[1:]
     if f0_test is None:
-        f0t = f0s if k_test_train is None else jnp.zeros(out_shape, dtype=prob.y.dtype)
+        f0t = f0s if k_test_train is None else _zeros(out_shape, prob.y)
     else:
-        f0t = as_float_array(f0_test, name="f0_test")
+        f0t = _array(f0_test, name="f0_test")
         if f0t.shape != out_shape:
             raise ValueError(f"f0_test must have shape {out_shape}, got {tuple(f0t.shape)}")
-    return _flow_predict(prob.k_train, prob.y, times, prob.k_test_train, f0s, f0t)
+    return _run(_flow_predict, prob.k_train, prob.y, times, prob.k_test_train, f0s, f0t)
 
 
-@jax.jit
-def _flow_predict(k, y, times, kt, f0s, f0t):
+def _flow_predict(xp, k, y, times, kt, f0s, f0t):
     n = k.shape[0]
-    mu, u = jnp.linalg.eigh(0.5 * (k + k.T))
-    factor = _flow_factor(mu, times, n)  # (..., n)
+    mu, u = xp.linalg.eigh(0.5 * (k + k.T))
+    factor = _flow_factor(xp, mu, times, n)  # (..., n)
     resid = u.T @ (y - f0s)  # (n,) or (n, c)
     kt_u = kt @ u  # (n_test, n)
     if y.ndim == 1:
-        moved = jnp.einsum("tk,...k->...t", kt_u, factor * resid)
+        moved = xp.einsum("tk,...k->...t", kt_u, factor * resid)
     else:
-        moved = jnp.einsum("tk,...k,kc->...tc", kt_u, factor, resid)
+        moved = xp.einsum("tk,...k,kc->...tc", kt_u, factor, resid)
     return f0t + moved
 
 
@@ -190,19 +210,18 @@ def gradient_flow_train_loss(
 ) -> jax.Array:
     """L(t) = (1/2n) ||exp(-t K/n) (f_0(S) - y)||^2, the training loss along the flow."""
     prob = _check_problem(k_train, y, None)
-    times = as_float_array(t, name="t")
-    f0s = jnp.zeros_like(prob.y) if f0_train is None else as_float_array(f0_train, name="f0_train")
+    times = _array(t, name="t")
+    f0s = _zeros(prob.y.shape, prob.y) if f0_train is None else _array(f0_train, name="f0_train")
     if f0s.shape != prob.y.shape:
         raise ValueError(f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}")
-    return _flow_train_loss(prob.k_train, prob.y, times, f0s)
+    return _run(_flow_train_loss, prob.k_train, prob.y, times, f0s)
 
 
-@jax.jit
-def _flow_train_loss(k, y, times, f0s):
+def _flow_train_loss(xp, k, y, times, f0s):
     n = k.shape[0]
-    mu, u = jnp.linalg.eigh(0.5 * (k + k.T))
+    mu, u = xp.linalg.eigh(0.5 * (k + k.T))
     r0 = u.T @ (f0s - y)
-    decay = jnp.exp(-times[..., None] * mu / n)  # (..., n)
+    decay = xp.exp(-times[..., None] * mu / n)  # (..., n)
     if y.ndim == 1:
-        return 0.5 / n * jnp.sum((decay * r0) ** 2, axis=-1)
-    return 0.5 / n * jnp.sum((decay[..., None] * r0) ** 2, axis=(-2, -1))
+        return 0.5 / n * xp.sum((decay * r0) ** 2, axis=-1)
+    return 0.5 / n * xp.sum((decay[..., None] * r0) ** 2, axis=(-2, -1))

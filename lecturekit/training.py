@@ -31,7 +31,15 @@ from jax.typing import ArrayLike
 from . import tangent as _tangent
 from ._validation import as_float_array, check_positive_int, check_real
 
-__all__ = ["mse_loss", "descend", "descend_observed", "gradient_descent", "relative_kernel_change", "Trajectory"]
+__all__ = [
+    "mse_loss",
+    "descend",
+    "descend_observed",
+    "snapshot_steps",
+    "gradient_descent",
+    "relative_kernel_change",
+    "Trajectory",
+]
 
 Model = Callable[[Any, jax.Array], jax.Array]
 
@@ -193,15 +201,24 @@ def gradient_descent(
 
 
 def relative_kernel_change(k_t: ArrayLike, k_0: ArrayLike) -> jax.Array:
-    """Delta K = ||K_t - K_0||_F / ||K_0||_F; K_t may carry leading (snapshot) axes."""
-    kt = as_float_array(k_t, name="k_t")
-    k0 = as_float_array(k_0, name="k_0", ndim=2)
+    """Delta K = ||K_t - K_0||_F / ||K_0||_F; K_t may carry leading (snapshot) axes.
+
+    Computed with NumPy for concrete arrays (nothing to compile), with jax.numpy when traced.
+    """
+    kt = as_float_array(k_t, name="k_t", finite=False)
+    k0 = as_float_array(k_0, name="k_0", ndim=2, finite=False)
     if kt.shape[-2:] != k0.shape:
         raise ValueError(f"k_t must end with the shape of k_0 {tuple(k0.shape)}, got {tuple(kt.shape)}")
-    norm0 = jnp.linalg.norm(k0)
-    if float(norm0) == 0.0:
+    if isinstance(kt, jax.core.Tracer) or isinstance(k0, jax.core.Tracer):
+        return jnp.sqrt(jnp.sum((kt - k0) ** 2, axis=(-2, -1))) / jnp.linalg.norm(k0)
+    kt, k0 = np.asarray(kt), np.asarray(k0)
+    for name, arr in (("k_t", kt), ("k_0", k0)):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must be finite, but it contains NaN or infinity")
+    norm0 = np.linalg.norm(k0)
+    if norm0 == 0.0:
         raise ValueError("k_0 is the zero matrix: the relative change is undefined")
-    return jnp.sqrt(jnp.sum((kt - k0) ** 2, axis=(-2, -1))) / norm0
+    return jnp.asarray(np.sqrt(np.sum((kt - k0) ** 2, axis=(-2, -1))) / norm0)
 
 
 def _check_params(params: Any) -> None:

@@ -91,6 +91,24 @@ def test_gradient_flow_limits():
     np.testing.assert_allclose(stacked[1], regression.gradient_flow_predictor(k, y, 1.0, kt))
 
 
+def test_traced_path_matches_numpy_path_and_solves_the_ode():
+    # Under jit the cores run with jax.numpy; outside with NumPy: same numbers. The time
+    # derivative (by autodiff through the traced path) is the ODE's -(1/n) K (f_S - y).
+    phi, phi_test, y = _features(8)
+    k, kt = phi @ phi.T, phi_test @ phi.T
+    f0 = 0.3 * np.ones(len(y))
+    eager = regression.kernel_regression(k, y, kt, ridge=0.2)
+    np.testing.assert_allclose(jax.jit(lambda a, b, c: regression.kernel_regression(a, b, c, ridge=0.2))(k, y, kt),
+                               eager, rtol=1e-10)
+    flow = lambda t: regression.gradient_flow_predictor(k, y, t, f0_train=f0)  # noqa: E731
+    t = 1.7
+    np.testing.assert_allclose(jax.jit(flow)(t), flow(t), rtol=1e-10)
+    dfdt = jax.jacfwd(flow)(t)
+    np.testing.assert_allclose(dfdt, -k @ (flow(t) - y) / len(y), rtol=1e-8, atol=1e-12)
+    loss = jax.jit(lambda t: regression.gradient_flow_train_loss(k, y, t, f0_train=f0))(t)
+    np.testing.assert_allclose(loss, 0.5 * np.mean((flow(t) - y) ** 2), rtol=1e-10)
+
+
 def test_gradient_flow_is_finite_for_singular_kernel():
     phi = np.ones((3, 1))  # rank one Gram matrix
     y = np.array([1.0, 2.0, 3.0])

@@ -35,6 +35,21 @@ def test_descend_vmaps_over_seeds():
     np.testing.assert_allclose(final[0]["W"][1], one[0]["W"], rtol=1e-10)
 
 
+def test_descend_observed_snapshots_a_quadratic():
+    # L = 1/2 a theta^2 with 7 steps observed every 3: snapshots at steps 0, 3, 6 and 7 (the remainder).
+    a, lr, steps, every = 2.0, 0.1, 7, 3
+    final, losses, seen = jax.jit(
+        lambda th: training.descend_observed(lambda t: 0.5 * a * t**2, th, lr, steps, every, lambda t: 2 * t)
+    )(jnp.asarray(1.5))
+    at = training.snapshot_steps(steps, every)
+    assert list(at) == [0, 3, 6, 7]
+    np.testing.assert_allclose(seen, 2 * 1.5 * (1 - lr * a) ** at, rtol=1e-12)
+    np.testing.assert_allclose(losses, 0.5 * a * (1.5 * (1 - lr * a) ** np.arange(steps + 1)) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(final, 1.5 * (1 - lr * a) ** steps, rtol=1e-12)
+    _, plain = training.descend(lambda t: 0.5 * a * t**2, jnp.asarray(1.5), lr, steps)
+    np.testing.assert_allclose(losses[:-1], plain, rtol=1e-12)
+
+
 def test_gradient_descent_snapshots_and_losses():
     x, y = _data()
     net = nets.mlp((3, 32, 1), "relu")
@@ -84,6 +99,10 @@ def test_relative_kernel_change():
         training.relative_kernel_change(k0, 0 * k0)
     with pytest.raises(ValueError, match="shape"):
         training.relative_kernel_change(jnp.eye(3), k0)
+    with pytest.raises(ValueError, match="finite"):
+        training.relative_kernel_change(k0 * np.nan, k0)
+    traced = jax.jit(training.relative_kernel_change)(stack, k0)   # the jax.numpy path
+    np.testing.assert_allclose(traced, [0.0, 0.5])
 
 
 def test_bad_inputs():
