@@ -24,6 +24,10 @@ MATHJAX := $(MATHJAX_DST)/tex-mml-chtml.js
 
 CHAPTER_TIME_LIMIT_S ?= 90
 export CHAPTER_TIME_LIMIT_S
+# Progress bars (tqdm reads TQDM_* defaults from the environment) are for readers running
+# the chapters; headless executions (nbval, the book build) switch them off, so that a
+# chapter's outputs hold no timings and the HTML shows no frozen bars.
+HEADLESS := TQDM_DISABLE=1
 # Extra options for JupyterLab, e.g. make lab LAB_ARGS="--no-browser --port 8890"
 LAB_ARGS ?=
 
@@ -65,7 +69,7 @@ chapters/%.ipynb: chapters/%.md $(STAMP)
 notebooks: $(STAMP) $(NOTEBOOKS)  ## generate chapters/*.ipynb from the MyST sources
 
 book: $(STAMP) $(MATHJAX) notebooks  ## build the HTML book into _build/html
-	$(BIN)/jupyter-book build -W -n --keep-going .
+	$(HEADLESS) $(BIN)/jupyter-book build -W -n --keep-going .
 	@echo "Open $(CURDIR)/_build/html/index.html"
 
 test: $(STAMP) $(MATHJAX) notebooks  ## unit tests, every chapter under nbval, the book build
@@ -79,10 +83,10 @@ test-unit: $(STAMP)  ## unit and property tests only
 
 test-notebooks: $(STAMP) notebooks  ## execute every chapter (nbval), with per-chapter times
 	@test -n "$(NOTEBOOKS)" || { echo "no chapter notebooks found in chapters/" >&2; exit 1; }
-	$(BIN)/pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 $(NOTEBOOKS)
+	$(HEADLESS) $(BIN)/pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 $(NOTEBOOKS)
 
 test-book: $(STAMP) $(MATHJAX)  ## build the book with warnings as errors and check the HTML
-	$(BIN)/pytest -m book tests/
+	$(HEADLESS) $(BIN)/pytest -m book tests/
 
 lab: $(STAMP) notebooks  ## JupyterLab on chapters/, .md files open as notebooks
 	@mkdir -p $(VENV)/share/jupyter/lab/settings
