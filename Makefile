@@ -27,17 +27,22 @@ export CHAPTER_TIME_LIMIT_S
 # Progress bars (tqdm reads TQDM_* defaults from the environment) are for readers running
 # the chapters; headless executions (nbval, the book build) switch them off, so that a
 # chapter's outputs hold no timings and the HTML shows no frozen bars.
-HEADLESS := TQDM_DISABLE=1
+# They also share a persistent JAX compilation cache: the nbval run starts it empty (so its
+# chapter times are those of a first run) and fills it; the determinism run and the book
+# build then reuse the compiled programs (same programs, so the same numbers).
+JAX_CACHE := _build/jax-cache
+HEADLESS := TQDM_DISABLE=1 JAX_COMPILATION_CACHE_DIR=$(CURDIR)/$(JAX_CACHE) \
+  JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=-1
 # Extra options for JupyterLab, e.g. make lab LAB_ARGS="--no-browser --port 8890"
 LAB_ARGS ?=
 
-.PHONY: help venv mathjax notebooks book test test-unit test-notebooks test-book \
+.PHONY: help venv mathjax notebooks book test test-unit test-notebooks test-determinism check-determinism test-book \
         lab student bench clean
 
 help:  ## list the targets
 	@echo "Targets (each creates .venv first if needed):"
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
-	  awk -F ':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
+	  awk -F ':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -72,18 +77,26 @@ book: $(STAMP) $(MATHJAX) notebooks  ## build the HTML book into _build/html
 	$(HEADLESS) $(BIN)/jupyter-book build -W -n --keep-going .
 	@echo "Open $(CURDIR)/_build/html/index.html"
 
-test: $(STAMP) $(MATHJAX) notebooks  ## unit tests, every chapter under nbval, the book build
+test: $(STAMP) $(MATHJAX) notebooks  ## chapters under nbval; then unit tests beside a second run of the chapters (determinism); the book
 	@t0=$$(date +%s); status=0; \
-	$(MAKE) --no-print-directory test-unit test-notebooks test-book || status=$$?; \
+	$(MAKE) --no-print-directory test-notebooks || status=$$?; \
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-unit test-determinism || status=$$?; \
+	$(MAKE) --no-print-directory test-book || status=$$?; \
 	echo "make test: $$(( $$(date +%s) - t0 )) s in total"; \
 	exit $$status
 
 test-unit: $(STAMP)  ## unit and property tests only
-	$(BIN)/pytest -m "not notebooks and not book" --durations=10 tests/
+	$(BIN)/pytest -m "not notebooks and not book and not determinism" --durations=10 tests/
 
 test-notebooks: $(STAMP) notebooks  ## execute every chapter (nbval), with per-chapter times
 	@test -n "$(NOTEBOOKS)" || { echo "no chapter notebooks found in chapters/" >&2; exit 1; }
+	rm -rf $(JAX_CACHE)
 	$(HEADLESS) $(BIN)/pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 $(NOTEBOOKS)
+
+test-determinism: $(STAMP) notebooks  ## execute every chapter again: same text outputs as the nbval run
+	$(HEADLESS) $(BIN)/pytest -m determinism tests/test_determinism.py
+
+check-determinism: test-determinism  ## the same as test-determinism
 
 test-book: $(STAMP) $(MATHJAX)  ## build the book with warnings as errors and check the HTML
 	$(HEADLESS) $(BIN)/pytest -m book tests/

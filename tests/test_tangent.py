@@ -15,11 +15,16 @@ jax.config.update("jax_enable_x64", True)
 
 
 def _explicit_jtj(f, params, x1, x2):
-    """J(x1) J(x2)^T with the Jacobian flattened into one (n, P) matrix."""
+    """J(x1) J(x2)^T with the Jacobian flattened into one (n, P) matrix (one compiled program)."""
     flat, unravel = ravel_pytree(params)
-    j1 = jax.jacfwd(lambda v: f(unravel(v), x1))(flat)
-    j2 = jax.jacfwd(lambda v: f(unravel(v), x2))(flat)
-    return j1 @ j2.T
+
+    @jax.jit
+    def product(flat, x1, x2):
+        j1 = jax.jacfwd(lambda v: f(unravel(v), x1))(flat)
+        j2 = jax.jacfwd(lambda v: f(unravel(v), x2))(flat)
+        return j1 @ j2.T
+
+    return product(flat, x1, x2)
 
 
 @settings(max_examples=8)

@@ -1,0 +1,115 @@
+"""Every chapter gives the same text outputs each time it is executed (`make test-determinism`).
+
+The first execution is the one `make test-notebooks` (nbval) stored in the book's
+jupyter-cache; this test executes each chapter once more in a fresh kernel and compares the
+text of every output, cell by cell: printed streams (stdout and stderr, with the chunks the
+kernel happened to send joined), and the text/plain, text/html, text/markdown and
+text/latex parts of results and displays. Images and widget models are not compared (a
+widget's model id is a fresh UUID by design). A chapter missing from the cache (nbval not
+run, or code changed since) is executed twice here.
+
+Two kernels run at a time: a chapter keeps about one core busy.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+pytestmark = pytest.mark.determinism
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "chapters"
+BOOK_CACHE = ROOT / "_build" / ".jupyter_cache"
+TEXT_MIMES = ("text/plain", "text/html", "text/markdown", "text/latex")
+WORKERS = 2
+
+
+def chapter_sources() -> list[Path]:
+    """The executable pages: MyST notebooks with a kernelspec (as the Makefile's CHAPTERS)."""
+    return [p for p in sorted(CHAPTERS.glob("*.md")) if "kernelspec" in jupytext.read(p).metadata]
+
+
+def text_outputs(nb: nbformat.NotebookNode) -> list[list[str]]:
+    """Per code cell, the text of its outputs in order; consecutive stream chunks joined."""
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        texts: list[str] = []
+        last_stream = None
+        for out in cell.get("outputs", []):
+            kind = out["output_type"]
+            if kind == "stream":
+                if last_stream == out["name"]:
+                    texts[-1] += out["text"]
+                else:
+                    texts.append(f"[{out['name']}]\n" + out["text"])
+                last_stream = out["name"]
+                continue
+            last_stream = None
+            if kind == "error":
+                texts.append(f"[error] {out['ename']}: {out['evalue']}")
+            else:
+                for mime in TEXT_MIMES:
+                    if mime in out.get("data", {}):
+                        value = out["data"][mime]
+                        texts.append(f"[{mime}]\n" + ("".join(value) if isinstance(value, list) else value))
+        cells.append(texts)
+    return cells
+
+
+def execute(source: Path) -> nbformat.NotebookNode:
+    nb = jupytext.read(source)
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(CHAPTERS)}})
+    return client.execute()
+
+
+def first_execution(source: Path) -> nbformat.NotebookNode | None:
+    """The outputs nbval stored for this chapter's current code, or None."""
+    if not BOOK_CACHE.is_dir():
+        return None
+    from jupyter_cache import get_cache
+
+    try:
+        _, nb = get_cache(BOOK_CACHE).merge_match_into_notebook(jupytext.read(source))
+    except KeyError:
+        return None
+    return nb
+
+
+@pytest.fixture(scope="module")
+def executions(request) -> dict[str, tuple[nbformat.NotebookNode, nbformat.NotebookNode]]:
+    """Both executions of every selected chapter (all chapters run in one pool of kernels)."""
+    assert os.environ.get("TQDM_DISABLE") == "1", "run with TQDM_DISABLE=1 (make test-determinism does)"
+    selected = {item.callspec.params["stem"] for item in request.session.items
+                if item.module is request.module and hasattr(item, "callspec")}
+    sources = [s for s in chapter_sources() if s.stem in selected]
+    firsts = {s.stem: first_execution(s) for s in sources}
+    jobs = [s for s in sources] + [s for s in sources if firsts[s.stem] is None]
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        runs = list(pool.map(execute, jobs))
+    result: dict[str, list] = {s.stem: [] if firsts[s.stem] is None else [firsts[s.stem]] for s in sources}
+    for source, nb in zip(jobs, runs):
+        result[source.stem].append(nb)
+    return {stem: (pair[0], pair[1]) for stem, pair in result.items()}
+
+
+@pytest.mark.parametrize("stem", [p.stem for p in chapter_sources()])
+def test_chapter_outputs_are_reproducible(stem, executions):
+    first, second = (text_outputs(nb) for nb in executions[stem])
+    assert len(first) == len(second), f"{stem}: {len(first)} vs {len(second)} code cells"
+    differing = []
+    for index, (a, b) in enumerate(zip(first, second)):
+        if a != b:
+            diff = difflib.unified_diff("\n".join(a).splitlines(), "\n".join(b).splitlines(), "first run",
+                                        "second run", lineterm="", n=1)
+            differing.append(f"code cell {index}:\n" + "\n".join(list(diff)[:40]))
+    assert not differing, f"{stem}: text outputs differ between two executions\n" + "\n\n".join(differing)
