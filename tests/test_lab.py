@@ -34,7 +34,9 @@ def lab():
     port, token = free_port(), secrets.token_hex(16)
     args = f"--no-browser --port={port} --ServerApp.ip=127.0.0.1 --IdentityProvider.token={token}"
     log = open(ROOT / "_build" / "test-lab.log", "w") if (ROOT / "_build").is_dir() else subprocess.DEVNULL
-    proc = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"], cwd=ROOT,
+    # a make of its own, not a sub-make of the `make test` that may be running this test
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    proc = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"], cwd=ROOT, env=env,
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def get(path: str):
