@@ -11,18 +11,13 @@ from typing import Callable
 
 import numpy as np
 
-from . import ExerciseCheckError, compare, passed, require_callable
+from . import as_numbers, as_scalar, call, compare, passed, require_callable
 
 __all__ = ["check_sine_ntk", "check_gradient_flow", "check_width_requirement", "check_kernel_ridge"]
 
 
-def _call(fn: Callable, *args, what: str):
-    try:
-        return np.asarray(fn(*args), dtype=float)
-    except NotImplementedError:
-        raise ExerciseCheckError(f"{what} is not implemented yet") from None
-    except Exception as err:  # show the learner's error, not a traceback into this module
-        raise ExerciseCheckError(f"{what} raised {type(err).__name__}: {err}") from None
+def _call(fn: Callable, *args, what: str) -> np.ndarray:
+    return as_numbers(call(fn, *args, what=what), what=what)
 
 
 def check_sine_ntk(sine_ntk: Callable) -> bool:
@@ -96,7 +91,8 @@ def check_width_requirement(width_needed: Callable) -> bool:
         got = _call(width_needed, n, L0, lam0, what=f"width_needed({n}, {L0}, {lam0})")
         notes = 16 * n**2 * L0 / lam0**2
         hint = "set Delta* = 2 sqrt(2) n sqrt(L0) / (lam0 sqrt(m)) equal to Delta = lam0 / (8 n) and solve for m"
-        if np.isclose(float(got), notes, rtol=1e-9):
+        got = as_scalar(got, what=f"width_needed({n}, {L0}, {lam0})")
+        if np.isclose(got, notes, rtol=1e-9):
             hint = "that is the notes' (wrong) 16 n^2 L0 / lam0^2; " + hint
         compare(got, 512 * n**4 * L0 / lam0**4, what=f"width for n={n}, L0={L0}, lam0={lam0}", rtol=1e-9, hint=hint)
     return passed("m > 512 n^4 L(0) / lambda_0^4.")

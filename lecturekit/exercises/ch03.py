@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import ExerciseCheckError, compare, passed, require_callable
+from . import ExerciseCheckError, as_numbers, as_scalar, call, compare, passed, require_callable
 
 _X = 0.7
 
@@ -38,7 +38,8 @@ def check_block_eigenvalues(candidate: Callable) -> bool:
 
         dense = np.asarray(jax.jit(jax.hessian(f))(np.concatenate([w, v])))
         expected = np.sort(np.linalg.eigvalsh(dense))
-        got = np.sort(np.ravel(np.asarray(candidate(v, w, _X), dtype=float)))
+        what = f"block_eigenvalues(v, w, x) with m = {m}"
+        got = np.sort(np.ravel(as_numbers(call(candidate, v, w, _X, what=what), what=what)))
         compare(got, expected, what=f"the 2m = {2 * m} eigenvalues (sorted)", rtol=1e-8, atol=1e-10,
                 hint="each neuron gives a 2x2 block m^{-1/2} [[v phi''(w x) x^2, phi'(w x) x], "
                      "[phi'(w x) x, 0]]; do not forget the overall 1/sqrt(m)")
@@ -60,7 +61,7 @@ def check_norm_221(candidate: Callable) -> bool:
     cases = [rng.normal(size=(3, 4, 5)), rng.normal(size=(6, 2, 7)),
              np.einsum("ij,jk->ijk", np.eye(4), np.diag([0.5, -2.0, 1.5, 0.1]))]
     for t in cases:
-        compare(candidate(t), _norm_221_reference(t), what=f"(2,2,1)-norm of a {t.shape} tensor", rtol=1e-8,
+        compare(call(candidate, t, what=f"norm_221(T) for T of shape {t.shape}"), _norm_221_reference(t), what=f"(2,2,1)-norm of a {t.shape} tensor", rtol=1e-8,
                 hint="sum_k |c_k| = max over signs s of sum_k s_k c_k; swap the two suprema")
     return passed("your (2,2,1)-norm agrees with sign enumeration (including a diagonal tensor, "
                   "whose norm is max_k |c_k|).")
@@ -78,17 +79,16 @@ def check_relu_hessian_norm(candidate: Callable) -> bool:
             return jnp.sum(p["v"] * jnp.maximum(p["w"] * x, 0.0)) / jnp.sqrt(m)
 
         expected = hessian.spectral_norm(f, {"w": jnp.asarray(w), "v": jnp.asarray(v)}, tol=1e-10)
-        compare(candidate(w, x), expected, what=f"||H|| for m = {m}, x = {x}", rtol=1e-6,
+        compare(call(candidate, w, x, what=f"relu_hessian_norm(w, {x}) with m = {m}"), expected, what=f"||H|| for m = {m}, x = {x}", rtol=1e-6,
                 hint="relu'' = 0, so each block is [[0, c], [c, 0]] / sqrt(m) with c = relu'(w_i x) x")
     return passed("the ReLU Hessian norm is |x| / sqrt(m) as soon as one neuron is active: no log factor.")
 
 
 def check_chizat_bach_slope(slope: float) -> bool:
     """slope: fitted log-log slope of Delta K against the output scale alpha (fixed width)."""
-    try:
-        value = float(slope)
-    except (TypeError, ValueError):
-        raise ExerciseCheckError(f"slope should be a number, got {type(slope).__name__}") from None
+    if hasattr(slope, "slope") and not np.isscalar(slope):
+        raise ExerciseCheckError("slope should be a number: you passed the whole fit; take its .slope")
+    value = as_scalar(slope, what="slope")
     if not -1.25 <= value <= -0.75:
         raise ExerciseCheckError(
             f"a slope of {value:.3f} is not close to -1: with the rescaled model alpha (g - g0) the "
