@@ -47,6 +47,11 @@ def call(fn: Callable, *args: Any, what: str) -> Any:
         raise ExerciseCheckError(f"{what} raised {type(err).__name__}: {err}") from err
 
 
+def call_numeric(fn: Callable, *args: Any, what: str) -> np.ndarray:
+    """``call`` followed by ``as_numbers``: a non-numeric result is reported under ``what`` too."""
+    return as_numbers(call(fn, *args, what=what), what=what)
+
+
 def as_numbers(value: Any, *, what: str) -> np.ndarray:
     """``value`` as a float64 NumPy array, or an ExerciseCheckError that names ``what``."""
     if value is None:

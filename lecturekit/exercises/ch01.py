@@ -16,7 +16,7 @@ import scipy.optimize
 import scipy.special
 import sympy as sp
 
-from . import ExerciseCheckError, as_numbers, as_scalar, call, compare, passed, require_callable
+from . import ExerciseCheckError, as_scalar, call, call_numeric, compare, passed, require_callable
 
 
 # --------------------------------------------------------------------------------------
@@ -120,7 +120,7 @@ def check_tanh_variances(tanh_variances: Callable, *, k0: float = 1.0, depth: in
     """
     require_callable(tanh_variances, what="tanh_variances")
     what = f"tanh_variances({k0}, {depth})"
-    got = as_numbers(call(tanh_variances, k0, depth, what=what), what=what).ravel()
+    got = call_numeric(tanh_variances, k0, depth, what=what).ravel()
     if got.shape != (depth,):
         raise ExerciseCheckError(f"expected {depth} variances K^(1), ..., K^({depth}), got shape {got.shape}")
     want = _tanh_reference(k0, depth)

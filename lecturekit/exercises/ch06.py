@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from .. import nets, regions
-from . import ExerciseCheckError, as_numbers, call, compare, passed, require_callable
+from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
 
 def _shallow_reference(w, b, v, lo, hi):
@@ -38,9 +38,9 @@ def check_shallow_breakpoints(shallow_breakpoints: Callable) -> bool:
     b[2] = -w[2] * 5.0  # a kink at x = 5, outside (lo, hi)
     cases.append((w, b, v, -1.0, 1.0))
     for w, b, v, lo, hi in cases:
-        expected = _shallow_reference(w, b, v, lo, hi)
         what = f"shallow_breakpoints(w, b, v, {lo}, {hi}) with {len(w)} neurons"
-        got = as_numbers(call(shallow_breakpoints, w, b, v, lo, hi, what=what), what=what).ravel()
+        got = call_numeric(shallow_breakpoints, w.copy(), b.copy(), v.copy(), lo, hi, what=what).ravel()
+        expected = _shallow_reference(w, b, v, lo, hi)
         if got.shape != expected.shape:
             raise ExerciseCheckError(
                 f"with {len(w)} neurons on ({lo}, {hi}) expected {expected.size} breakpoints, got "
@@ -102,7 +102,8 @@ def check_zigzag_net(zigzag_net: Callable) -> bool:
     for depth in range(1, 6):
         out = call(zigzag_net, depth, what=f"zigzag_net({depth})")
         if not (isinstance(out, tuple) and len(out) == 2):
-            raise ExerciseCheckError("zigzag_net(L) should return a pair (net, params)")
+            raise ExerciseCheckError(
+                f"zigzag_net({depth}) should return a pair (net, params), got {type(out).__name__}")
         net, params = out
         _check_zigzag_structure(net, params, depth)
         ref = xs.copy()
@@ -113,7 +114,8 @@ def check_zigzag_net(zigzag_net: Callable) -> bool:
                 hint="g(x) = 3 relu(x) - 6 relu(x - 1/3) + 6 relu(x - 2/3) on [0, 1]")
         pieces = regions.count_pieces_1d(net, params, 0.0, 1.0)
         if pieces != 3**depth:
-            raise ExerciseCheckError(f"L = {depth}: the network has {pieces} pieces on [0, 1], expected 3^L = {3**depth}")
+            raise ExerciseCheckError(
+                f"L = {depth}: the network has {pieces} pieces on [0, 1], expected 3^L = {3**depth}")
     return passed("g^L has exactly 3^L pieces on [0, 1] (counted from the weights) for L = 1..5.")
 
 
@@ -122,7 +124,8 @@ def check_expected_pieces(expected_pieces: Callable) -> bool:
     require_callable(expected_pieces, what="expected_pieces")
     for width, radius, b_std in ((1, 1.0, 1.0), (10, 0.5, 1.0), (64, 2.0, 0.3), (7, 3.0, 5.0)):
         want = 1 + width * (2 / math.pi) * math.atan(math.sqrt(2) * radius / b_std)
-        compare(call(expected_pieces, width, radius, b_std, what=f"expected_pieces({width}, {radius}, {b_std})"), want,
+        got = call_numeric(expected_pieces, width, radius, b_std, what=f"expected_pieces({width}, {radius}, {b_std})")
+        compare(got, want,
                 what=f"E[pieces] for width {width}, R = {radius}, b_std = {b_std}", rtol=1e-10,
                 hint="the breakpoint -b_std b / (sqrt(2) w) is Cauchy with scale b_std / sqrt(2)")
     return passed("1 + n (2/pi) arctan(sqrt(2) R / b_std): each neuron's breakpoint is Cauchy distributed.")
