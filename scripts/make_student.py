@@ -8,8 +8,8 @@ writes `<out>/<name>.ipynb` where
 - each code cell tagged `solution` becomes a stub that raises NotImplementedError with a
   message naming the exercise (cell metadata key `exercise`, else the label of the enclosing
   `{solution-start}` block) and the names the next code cell needs from it (the names the
-  solution defines at top level and that cell uses); its tags are kept, with `solution`
-  replaced by `exercise-stub`;
+  solution defines at top level, imports aside, and that cell uses); its tags are kept,
+  with `solution` replaced by `exercise-stub`;
 - solution prose is removed: markdown cells tagged `solution`, the text of `{solution}`
   directives, and everything between `{solution-start}` and `{solution-end}`
   (sphinx-exercise gated solutions). Each removed solution leaves one line
@@ -56,8 +56,10 @@ def stub_source(label: str | None, names: list[str] | tuple[str, ...] = ()) -> s
             f"{name}: write your solution in this cell (see the exercise text above), defining "
             f"{listed}; then run the cell below, which checks it."
         )
-        comment = f"# {name}: replace the line below with your solution (define {listed}),\n" \
-                  "# then run the cell that follows, which checks it.\n"
+        comment = (
+            f"# {name}: replace the line below with your solution (define {listed}),\n"
+            "# then run the cell that follows, which checks it.\n"
+        )
     else:
         message = f"{name}: write your solution in this cell (see the exercise text above), then run it."
         comment = f"# {name}: replace the line below with your solution, then run this cell.\n"
@@ -72,7 +74,7 @@ def _parse(source: str) -> ast.Module | None:
 
 
 def _defined_names(source: str) -> list[str]:
-    """Top-level names bound by `source` (assignments, defs, classes, imports), in order."""
+    """Top-level names bound by `source` (assignments, defs, classes; not imports), in order."""
     tree = _parse(source)
     if tree is None:
         return []
@@ -80,12 +82,12 @@ def _defined_names(source: str) -> list[str]:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found = [node.name]
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            found = [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.Assign):
+            found = [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            found = [n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)]
         else:
-            targets = node.targets if isinstance(node, ast.Assign) else \
-                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
-            found = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            found = []
         names.extend(n for n in found if n not in names)
     return names
 
