@@ -78,14 +78,14 @@ def check_erf_dual(erf_dual: Callable, *, seed: int = 0, samples: int = 400_000)
     """
     require_callable(erf_dual, what="erf_dual")
     cases = np.array([[1.0, 0.5, 1.0], [0.3, -0.2, 2.0], [2.0, 1.9, 2.5], [0.5, 0.0, 0.7]])
-    got = np.array([as_scalar(call(erf_dual, *case, what=f"erf_dual{tuple(case)}"), what=f"erf_dual{tuple(case)}")
-                    for case in cases])
+    names = [f"erf_dual({', '.join(f'{k:g}' for k in case)})" for case in cases]
+    got = np.array([as_scalar(call(erf_dual, *case, what=name), what=name) for case, name in zip(cases, names)])
     compare(got, [_erf_dual_reference(*c) for c in cases], what="erf_dual against the closed form",
             rtol=1e-8, atol=1e-10,
             hint="apply Price's theorem: d/dk12 E[erf(u)erf(v)] = (4/pi) E[exp(-u^2 - v^2)].")
     key = jax.random.key(seed)
     g = np.asarray(jax.random.normal(key, (2 * samples,))).reshape(samples, 2)  # a flat draw compiles faster
-    for case, value in zip(cases, got):
+    for case, value, name in zip(cases, got, names):
         k11, k12, k22 = case
         chol = np.linalg.cholesky(np.array([[k11, k12], [k12, k22]]))
         u, v = (g @ chol.T).T
@@ -93,7 +93,7 @@ def check_erf_dual(erf_dual: Callable, *, seed: int = 0, samples: int = 400_000)
         mean, se = prod.mean(), prod.std(ddof=1) / np.sqrt(samples)
         if abs(value - mean) > 5 * se:
             raise ExerciseCheckError(
-                f"erf_dual{tuple(case)} = {value:.5f} but Monte Carlo gives {mean:.5f} +- {se:.1e}"
+                f"{name} = {value:.5f} but Monte Carlo gives {mean:.5f} +- {se:.1e}"
             )
     return passed("erf_dual agrees with the closed form and with Monte Carlo (within 5 standard errors).")
 
