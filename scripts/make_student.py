@@ -6,8 +6,10 @@
 Reads the MyST chapters (default: every `chapters/*.md` with a kernelspec) with jupytext and
 writes `<out>/<name>.ipynb` where
 - each code cell tagged `solution` becomes a stub that raises NotImplementedError with a
-  message naming the exercise (cell metadata key `exercise`); its tags are kept, with
-  `solution` replaced by `exercise-stub`;
+  message naming the exercise (cell metadata key `exercise`, else the label of the enclosing
+  `{solution-start}` block) and the names the next code cell needs from it (the names the
+  solution defines at top level, imports aside, and that cell uses); its tags are kept,
+  with `solution` replaced by `exercise-stub`;
 - solution prose is removed: markdown cells tagged `solution`, the text of `{solution}`
   directives, and everything between `{solution-start}` and `{solution-end}`
   (sphinx-exercise gated solutions). Each removed solution leaves one line
@@ -19,6 +21,7 @@ would be given away); the script stops with an error naming the cell if it is no
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import re
 import sys
@@ -32,25 +35,72 @@ SOLUTION_TAG = "solution"
 STUB_TAG = "exercise-stub"
 PLACEHOLDER = "*(Solution removed in the student edition.)*"
 
-_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|:{3,})\{(?P<name>solution-start|solution-end|solution)\}")
+_OPEN = re.compile(
+    r"^ {0,3}(?P<fence>`{3,}|:{3,})\{(?P<name>solution-start|solution-end|solution)\}(?P<argument>.*)$"
+)
 
 
 class StudentEditionError(ValueError):
     """A chapter's solutions cannot be removed safely (malformed or untagged solution)."""
 
 
-def stub_source(label: str | None) -> str:
-    """Source of the code cell that replaces a solution cell."""
+def stub_source(label: str | None, names: list[str] | tuple[str, ...] = ()) -> str:
+    """Source of the code cell that replaces a solution cell.
+
+    `names` are the variables or functions the following (check) cell needs from it.
+    """
     name = f"Exercise {label}" if label else "This exercise"
-    message = (
-        f"{name}: write your solution in this cell (see the exercise text above), "
-        "then run the check cell below."
-    )
-    return (
-        f"# {name}: replace the line below with your solution,\n"
-        "# then run the check cell that follows.\n"
-        f"raise NotImplementedError({json.dumps(message, ensure_ascii=False)})"
-    )
+    if names:
+        listed = ", ".join(names)
+        message = (
+            f"{name}: write your solution in this cell (see the exercise text above), defining "
+            f"{listed}; then run the cell below, which checks it."
+        )
+        comment = (
+            f"# {name}: replace the line below with your solution (define {listed}),\n"
+            "# then run the cell that follows, which checks it.\n"
+        )
+    else:
+        message = f"{name}: write your solution in this cell (see the exercise text above), then run it."
+        comment = f"# {name}: replace the line below with your solution, then run this cell.\n"
+    return comment + f"raise NotImplementedError({json.dumps(message, ensure_ascii=False)})"
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except SyntaxError:  # IPython syntax (magics, `!cmd`): no names can be read from it
+        return None
+
+
+def _defined_names(source: str) -> list[str]:
+    """Top-level names bound by `source` (assignments, defs, classes; not imports), in order."""
+    tree = _parse(source)
+    if tree is None:
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found = [node.name]
+        elif isinstance(node, ast.Assign):
+            found = [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            found = [n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)]
+        else:
+            found = []
+        names.extend(n for n in found if n not in names)
+    return names
+
+
+def _used_names(source: str) -> set[str]:
+    tree = _parse(source)
+    return set() if tree is None else {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def needed_names(solution: str, following: str) -> list[str]:
+    """Names that `solution` defines and the cell `following` it uses, in definition order."""
+    used = _used_names(following)
+    return [name for name in _defined_names(solution) if name in used]
 
 
 def _closes(line: str, fence: str) -> bool:
@@ -65,6 +115,7 @@ class _Remover:
 
     def __init__(self) -> None:
         self.gated = False  # between {solution-start} and {solution-end}
+        self.label: str | None = None  # the exercise label given to the current {solution-start}
         self.fence: str | None = None  # inside a solution directive's fence
         self.after_fence_gated = False
         self.placeholder_shown = False  # one placeholder stands for the current solution
@@ -97,11 +148,14 @@ class _Remover:
                     if not self.gated:
                         raise StudentEditionError(f"{where}: {{solution-end}} without {{solution-start}}")
                     self.after_fence_gated = False
+                    self.label = None
                 else:
                     if self.gated:
                         raise StudentEditionError(f"{where}: {{{name}}} inside a gated solution")
                     out.extend(self.placeholder())
                     self.after_fence_gated = name == "solution-start"
+                    if self.after_fence_gated:
+                        self.label = match["argument"].strip() or None
                 self.fence = match["fence"]
                 continue
             if self.gated or not keep:
@@ -125,7 +179,10 @@ def make_student_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> 
             if is_solution:
                 metadata = dict(cell.metadata)
                 metadata["tags"] = [t for t in tags if t != SOLUTION_TAG] + [STUB_TAG]
-                cells.append(nbformat.v4.new_code_cell(stub_source(metadata.get("exercise")), metadata=metadata))
+                label = metadata.get("exercise") or (remover.label if remover.gated else None)
+                following = _next_code_cell(nb.cells, index)
+                names = needed_names(cell.source, following.source) if following is not None else []
+                cells.append(nbformat.v4.new_code_cell(stub_source(label, names), metadata=metadata))
                 stubs += 1
                 continue
             if remover.inside:
@@ -157,6 +214,14 @@ def make_student_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> 
     nb.cells = cells
     nb.metadata.pop("jupytext", None)  # the student copy is not paired with the sources
     return nb, stubs
+
+
+def _next_code_cell(cells: list, index: int) -> nbformat.NotebookNode | None:
+    """The first code cell after `cells[index]`, unless it is itself a solution."""
+    for cell in cells[index + 1:]:
+        if cell.cell_type == "code":
+            return None if SOLUTION_TAG in cell.metadata.get("tags", []) else cell
+    return None
 
 
 def is_chapter(nb: nbformat.NotebookNode) -> bool:

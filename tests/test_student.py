@@ -154,6 +154,25 @@ def test_malformed_solutions_are_rejected(tmp_path, body, message):
         make_student.make_student_notebook(jupytext.read(path), path.name)
 
 
+def test_stub_takes_the_gated_label_and_lists_what_the_check_needs(tmp_path):
+    body = (
+        "```{code-cell} ipython3\nimport math\n```\n\n"
+        "```{solution-start} ex-gated\n:class: dropdown\n```\n\n"
+        "```{code-cell} ipython3\n:tags: [solution]\n\nimport math\nhelper = 2\n"
+        "def area(r):\n    return math.pi * r**helper\n```\n\n```{solution-end}\n```\n\n"
+        "```{code-cell} ipython3\nassert abs(area(1.0) - math.pi) < 1e-12\n```\n"
+    )
+    path = tmp_path / "gated.md"
+    path.write_text(HEADER + "\n" + body)
+    nb, count = make_student.make_student_notebook(jupytext.read(path), path.name)
+    (stub,) = stubs(nb)
+    assert count == 1 and "exercise" not in stub.metadata
+    with pytest.raises(NotImplementedError, match="^Exercise ex-gated: write your solution in this cell") as error:
+        exec(stub.source, {})
+    # the check cell uses `math` (a module: not announced) and `area`; `helper` stays inside the solution
+    assert "defining area; then run the cell below, which checks it." in str(error.value)
+
+
 def execute(nb: nbformat.NotebookNode, cwd: Path) -> None:
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
 

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
-from . import ExerciseCheckError, compare, passed, require_callable
+from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
 
 def _bilinear_gd_step(u, v, x, y, eta):
@@ -40,12 +40,17 @@ def check_catapult_step(catapult_step) -> bool:
         (r, lam, c), _ = _bilinear_gd_step(u, v, x, y, 0.0)
         eta = eta_lam / lam
         (r, lam, c), (r_next, lam_next) = _bilinear_gd_step(u, v, x, y, eta)
-        got = catapult_step(r, lam, c, y, eta)
-        if not isinstance(got, (tuple, list)) or len(got) != 2:
-            raise ExerciseCheckError("catapult_step should return a pair (r_next, lam_next)")
-        compare(got[0], r_next, what=f"r_next (m={m}, y={y}, eta*lam={eta_lam})", rtol=1e-9,
+        got = call(catapult_step, r, lam, c, y, eta, what="catapult_step(r, lam, c, y, eta)")
+        try:
+            got_r, got_lam = got
+        except (TypeError, ValueError):
+            raise ExerciseCheckError(
+                f"catapult_step should return a pair (r_next, lam_next), got {type(got).__name__}"
+                + (f" of length {len(got)}" if hasattr(got, "__len__") else "")
+            ) from None
+        compare(got_r, r_next, what=f"r_next (m={m}, y={y}, eta*lam={eta_lam})", rtol=1e-9,
                 hint="r_next = r (1 - eta lam + eta^2 c z r) with z = r + y")
-        compare(got[1], lam_next, what=f"lam_next (m={m}, y={y}, eta*lam={eta_lam})", rtol=1e-9,
+        compare(got_lam, lam_next, what=f"lam_next (m={m}, y={y}, eta*lam={eta_lam})", rtol=1e-9,
                 hint="lam_next = lam + eta c r^2 (eta lam - 4 z / r): note the z in the last term")
     return passed("your recursion reproduces one explicit gradient-descent step of the bilinear model.")
 
@@ -76,14 +81,15 @@ def check_quadratic_model(make_quadratic) -> bool:
     p0 = [{"W": rng.normal(size=w), "b": rng.normal(size=b)} for w, b in shapes]
     p = jax.tree_util.tree_map(lambda a: a + 0.2 * rng.normal(size=a.shape), p0)
     x = rng.normal(size=(5, 3))
-    value, slope, curvature = _dense_taylor_terms(p0, p, x)
-    f_quad = make_quadratic(net.apply, p0)
+    f_quad = call(make_quadratic, net.apply, p0, what="make_quadratic(f, params0)")
     require_callable(f_quad, what="make_quadratic(f, params0)")
     try:  # one compilation instead of one per operation; a function that cannot be traced runs as is
         fq = jax.jit(f_quad)
         got, got0 = fq(p, x), fq(p0, x)
     except Exception:  # noqa: BLE001
-        got, got0 = f_quad(p, x), f_quad(p0, x)
+        got = call(f_quad, p, x, what="f_quad(params, x)")
+        got0 = call(f_quad, p0, x, what="f_quad(params0, x)")
+    value, slope, curvature = _dense_taylor_terms(p0, p, x)
     compare(got, value + slope + 0.5 * curvature, what="f_quad(params, x) on a tanh network", rtol=1e-8, atol=1e-10,
             hint="g(s) = f(params0 + s d, x): the model is g(0) + g'(0) + g''(0)/2; get g''(0) by "
                  "taking jax.jvp of the function p -> jax.jvp(f(., x), (p,), (d,))[1]")
@@ -102,7 +108,8 @@ def check_label_shift(label_shift) -> bool:
     y = rng.normal(size=n)
     theta_f = np.linalg.lstsq(phi.T, y, rcond=None)[0]  # minimum-norm interpolant
     expected = -0.5 * np.array([theta_f @ psi[k] @ theta_f for k in range(n)])
-    compare(label_shift(phi, psi, y), expected, what="Y_I", rtol=1e-8, atol=1e-12,
+    got = call_numeric(label_shift, phi, psi, y, what="label_shift(phi, psi, y)")
+    compare(got, expected, what="Y_I", rtol=1e-8, atol=1e-12,
             hint="Y_I[a] = -(1/2) theta_F^T Psi_a theta_F with theta_F the minimum-norm solution of Phi^T theta = Y")
     return passed("the deformed labels Y + eps Y_I are right.")
 
@@ -112,6 +119,7 @@ def check_escape_time(escape_time) -> bool:
     require_callable(escape_time, what="escape_time")
     for el, r0, c in [(3.0, 0.2, 1e-4), (2.5, -0.5, 1e-3), (3.7, 1.0, 1e-6)]:
         expected = np.log(1.0 / (abs(r0) * np.sqrt(c))) / np.log(el - 1.0)
-        compare(escape_time(el, r0, c), expected, what=f"escape time at eta*lam0={el}, r0={r0}, c={c}", rtol=1e-9,
-                hint="|r_t| = |r0| |1 - eta lam0|^t until |r_t| reaches 1/sqrt(c) ~ sqrt(m)")
+        got = call_numeric(escape_time, el, r0, c, what=f"escape_time({el}, {r0}, {c})")
+        compare(got, expected, what=f"escape time at eta*lam0={el}, r0={r0}, c={c}", rtol=1e-9,
+                hint="|r_t| = |r0| |1 - eta lam0|^t until |r_t| reaches 1/sqrt(c) ~ sqrt(m); r0 may be negative")
     return passed("the escape time grows like ln(m) / (2 ln(eta lam0 - 1)).")

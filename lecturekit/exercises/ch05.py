@@ -7,12 +7,13 @@ program solved by Newton's method on its dual).
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
 
 from .. import implicit_bias as _ib
-from . import ExerciseCheckError, compare, passed, require_callable
+from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
 
 def _sparse_problem(seed: int, n: int, d: int, k: int):
@@ -28,7 +29,8 @@ def check_min_l1(min_l1: Callable) -> bool:
     require_callable(min_l1, what="min_l1")
     for seed, (n, d, k) in enumerate([(5, 12, 2), (8, 20, 4), (15, 30, 8)]):
         X, y = _sparse_problem(100 + seed, n, d, k)
-        got = np.asarray(min_l1(X, y), dtype=float)
+        what = f"min_l1(X, y) for X of shape {X.shape}"
+        got = call_numeric(min_l1, X.copy(), y.copy(), what=what)
         if got.shape != (d,):
             raise ExerciseCheckError(f"min_l1 should return a vector of length d = {d}, got shape {got.shape}")
         if np.linalg.norm(X @ got - y) > 1e-6 * np.linalg.norm(y):
@@ -51,8 +53,11 @@ def check_support_vectors(support_vectors: Callable) -> bool:
         X = rng.standard_normal((n, 2)) * np.array([1.0, 0.7])
         y = np.where(np.arange(n) < n // 2, 1.0, -1.0)
         X = X + y[:, None] * np.array([1.5, 1.0])
+        got = call(support_vectors, X.copy(), y.copy(), what=f"support_vectors(X, y) for X of shape {X.shape}")
+        if got is None:
+            raise ExerciseCheckError("support_vectors returned None. Does it end with a `return` statement?")
+        got = np.asarray(got)
         ref = _ib.hard_margin_svm(X, y)
-        got = np.asarray(support_vectors(X, y))
         if got.shape != (n,) or got.dtype != bool:
             raise ExerciseCheckError(f"support_vectors should return a boolean mask of shape ({n},), got "
                                      f"shape {got.shape} and dtype {got.dtype}")
@@ -70,22 +75,31 @@ def check_continuum_mass(lower_mass: Callable) -> bool:
     """lower_mass(s1, s2): stationary mass of [0, pi) for step sizes s1 on [0, pi) and s2 on [pi, 2 pi)."""
     require_callable(lower_mass, what="lower_mass")
     for s1, s2 in [(1.0, 1.0), (1.0, 2.0), (2.0, 1.0), (0.5, 3.0), (1.3, 1.7)]:
-        compare(lower_mass(s1, s2), s2**2 / (s1**2 + s2**2), what=f"lower_mass({s1}, {s2})", rtol=1e-10,
+        got = call_numeric(lower_mass, s1, s2, what=f"lower_mass({s1}, {s2})")
+        compare(got, s2**2 / (s1**2 + s2**2), what=f"lower_mass({s1}, {s2})", rtol=1e-10,
                 hint="the Ito Fokker-Planck equation gives sigma(theta)^2 p(theta) = constant.")
     exact = _ib.two_speed_chain_stationary(400)[:400].sum()  # the exact lattice chain, slow=1, fast=2
-    compare(lower_mass(1.0, 2.0), exact, what="lower_mass(1, 2) vs the exact chain with 400 sites per half",
-            rtol=2e-3)
+    compare(call_numeric(lower_mass, 1.0, 2.0, what="lower_mass(1.0, 2.0)"), exact,
+            what="lower_mass(1, 2) vs the exact chain with 400 sites per half", rtol=2e-3)
     return passed("your formula matches the Fokker-Planck answer and the exact lattice chain (0.7992 at n = 400).")
+
+
+@functools.lru_cache(maxsize=None)
+def _gd_deviation_reference(step_scale: float) -> float:
+    """||beta_GD - argmin Q|| / ||argmin Q|| at alpha = 0.1 on the check's problem (computed once)."""
+    X, y = _sparse_problem(0, 20, 40, 3)
+    ref = np.asarray(_ib.argmin_Q(X, y, alpha=0.1))
+    beta = np.asarray(_ib.train_diagonal_net(X, y, alpha=0.1, step_scale=step_scale))
+    return float(np.linalg.norm(beta - ref) / np.linalg.norm(ref))
 
 
 def check_gd_bias_order(deviation: Callable) -> bool:
     """deviation(X, y, step_scale) must return ||beta_GD - argmin Q|| / ||argmin Q|| at alpha = 0.1."""
     require_callable(deviation, what="deviation")
     X, y = _sparse_problem(0, 20, 40, 3)
-    ref = np.asarray(_ib.argmin_Q(X, y, alpha=0.1))
     for c in (0.2, 0.05):
-        beta = np.asarray(_ib.train_diagonal_net(X, y, alpha=0.1, step_scale=c))
-        expected = np.linalg.norm(beta - ref) / np.linalg.norm(ref)
-        compare(deviation(X, y, c), expected, what=f"deviation(X, y, {c})", rtol=1e-3,
+        # the learner's function first, so that a stub fails before any training
+        got = call_numeric(deviation, X.copy(), y.copy(), c, what=f"deviation(X, y, {c})")
+        compare(got, _gd_deviation_reference(c), what=f"deviation(X, y, {c})", rtol=1e-3,
                 hint="use implicit_bias.train_diagonal_net(X, y, alpha=0.1, step_scale=c) and implicit_bias.argmin_Q.")
     return passed("your deviations match: gradient descent is biased by its step, more so for larger steps.")

@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from .. import nets, regions
-from . import ExerciseCheckError, compare, passed, require_callable
+from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
 
 def _shallow_reference(w, b, v, lo, hi):
@@ -38,8 +38,9 @@ def check_shallow_breakpoints(shallow_breakpoints: Callable) -> bool:
     b[2] = -w[2] * 5.0  # a kink at x = 5, outside (lo, hi)
     cases.append((w, b, v, -1.0, 1.0))
     for w, b, v, lo, hi in cases:
+        what = f"shallow_breakpoints(w, b, v, {lo}, {hi}) with {len(w)} neurons"
+        got = call_numeric(shallow_breakpoints, w.copy(), b.copy(), v.copy(), lo, hi, what=what).ravel()
         expected = _shallow_reference(w, b, v, lo, hi)
-        got = np.asarray(shallow_breakpoints(w, b, v, lo, hi), dtype=float).ravel()
         if got.shape != expected.shape:
             raise ExerciseCheckError(
                 f"with {len(w)} neurons on ({lo}, {hi}) expected {expected.size} breakpoints, got "
@@ -55,7 +56,7 @@ def check_region_recursion(regions_count: Callable) -> bool:
     require_callable(regions_count, what="regions_count")
     for n in range(0, 13):
         for d in range(1, 6):
-            got = regions_count(n, d)
+            got = call(regions_count, n, d, what=f"regions_count({n}, {d})")
             if not isinstance(got, (int, np.integer)) or isinstance(got, bool):
                 raise ExerciseCheckError(f"regions_count({n}, {d}) should be an integer, got {got!r}")
             want = sum(math.comb(n, i) for i in range(d + 1))
@@ -67,7 +68,7 @@ def check_region_recursion(regions_count: Callable) -> bool:
     rng = np.random.default_rng(6)
     for n, d in ((4, 2), (7, 2), (5, 3)):
         exact = regions.count_cells(rng.normal(size=(n, d)), rng.normal(size=n))
-        if regions_count(n, d) != exact:
+        if call(regions_count, n, d, what=f"regions_count({n}, {d})") != exact:
             raise ExerciseCheckError(f"{n} random hyperplanes in R^{d} have {exact} cells (exact count)")
     return passed("the deletion-restriction recursion reproduces Zaslavsky's count and exact cell counts.")
 
@@ -77,15 +78,34 @@ def _zigzag(x: np.ndarray) -> np.ndarray:
     return np.where(x < 1 / 3, 3 * x, np.where(x < 2 / 3, 2 - 3 * x, 3 * x - 2))
 
 
+def _check_zigzag_structure(net, params, depth: int) -> None:
+    """Explain a wrong network or wrong parameter shapes before evaluating anything."""
+    if not isinstance(net, nets.MLP):
+        raise ExerciseCheckError(f"zigzag_net({depth}) should return (net, params) with net from nets.mlp, "
+                                 f"got {type(net).__name__} as net")
+    if net.activation.name != "relu" or net.output_activation is not None or net.widths[0] != 1 \
+            or net.widths[-1] != 1:
+        raise ExerciseCheckError(f"zigzag_net({depth}): the network should be a ReLU mlp with one input, one "
+                                 "output and no output activation, e.g. nets.mlp((1, 3, ..., 3, 1), 'relu', "
+                                 "parameterization='standard')")
+    try:
+        net.check_params(params)
+    except ValueError as err:
+        raise ExerciseCheckError(f"zigzag_net({depth}) returned params that do not fit the network "
+                                 f"{net.widths}: {err}") from None
+
+
 def check_zigzag_net(zigzag_net: Callable) -> bool:
     """zigzag_net(L) -> (net, params): a ReLU mlp equal to g o ... o g (L times) on [0, 1]."""
     require_callable(zigzag_net, what="zigzag_net")
     xs = np.linspace(0.0, 1.0, 2001)
     for depth in range(1, 6):
-        out = zigzag_net(depth)
+        out = call(zigzag_net, depth, what=f"zigzag_net({depth})")
         if not (isinstance(out, tuple) and len(out) == 2):
-            raise ExerciseCheckError("zigzag_net(L) should return a pair (net, params)")
+            raise ExerciseCheckError(
+                f"zigzag_net({depth}) should return a pair (net, params), got {type(out).__name__}")
         net, params = out
+        _check_zigzag_structure(net, params, depth)
         ref = xs.copy()
         for _ in range(depth):
             ref = _zigzag(ref)
@@ -94,7 +114,8 @@ def check_zigzag_net(zigzag_net: Callable) -> bool:
                 hint="g(x) = 3 relu(x) - 6 relu(x - 1/3) + 6 relu(x - 2/3) on [0, 1]")
         pieces = regions.count_pieces_1d(net, params, 0.0, 1.0)
         if pieces != 3**depth:
-            raise ExerciseCheckError(f"L = {depth}: the network has {pieces} pieces on [0, 1], expected 3^L = {3**depth}")
+            raise ExerciseCheckError(
+                f"L = {depth}: the network has {pieces} pieces on [0, 1], expected 3^L = {3**depth}")
     return passed("g^L has exactly 3^L pieces on [0, 1] (counted from the weights) for L = 1..5.")
 
 
@@ -103,7 +124,8 @@ def check_expected_pieces(expected_pieces: Callable) -> bool:
     require_callable(expected_pieces, what="expected_pieces")
     for width, radius, b_std in ((1, 1.0, 1.0), (10, 0.5, 1.0), (64, 2.0, 0.3), (7, 3.0, 5.0)):
         want = 1 + width * (2 / math.pi) * math.atan(math.sqrt(2) * radius / b_std)
-        compare(expected_pieces(width, radius, b_std), want,
+        got = call_numeric(expected_pieces, width, radius, b_std, what=f"expected_pieces({width}, {radius}, {b_std})")
+        compare(got, want,
                 what=f"E[pieces] for width {width}, R = {radius}, b_std = {b_std}", rtol=1e-10,
                 hint="the breakpoint -b_std b / (sqrt(2) w) is Cauchy with scale b_std / sqrt(2)")
     return passed("1 + n (2/pi) arctan(sqrt(2) R / b_std): each neuron's breakpoint is Cauchy distributed.")

@@ -1,0 +1,524 @@
+"""Every exercise check accepts a right answer and explains why a wrong or malformed one is wrong.
+
+For each ``check_*`` in lecturekit.exercises.ch01..ch06 the right answer is computed here the
+way a learner could (by hand, with lecturekit or NumPy/SciPy), by a route different from the
+check's own reference where one exists. Wrong answers are the classic mistakes (a missing
+factor, a wrong sign, an off-by-one); malformed ones are not functions, stubs left raising
+NotImplementedError, functions that return None, and results of the wrong shape or type.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.integrate
+import scipy.optimize
+import scipy.stats
+import sympy as sp
+
+from lecturekit import criticality, implicit_bias, linearity, nets, quadratic, stats
+from lecturekit.exercises import ExerciseCheckError, ch01, ch02, ch03, ch04, ch05, ch06
+
+jax.config.update("jax_enable_x64", True)
+
+
+def rejects(check, answer, match, *args):
+    """Assert that check(answer, *args) raises ExerciseCheckError matching `match`; return its message."""
+    with pytest.raises(ExerciseCheckError, match=match) as failure:
+        check(answer, *args)
+    return str(failure.value)
+
+
+# ======================================================================================
+# Chapter 1
+
+
+K_s, Cw_s, Cb_s = sp.symbols("K C_w C_b", positive=True)
+
+
+def test_relu_variance_recursion_accepts_the_half_line_moment(capsys):
+    # E_K[relu(z)^2] = K/2 by symmetry; a float coefficient is as good as a rational one
+    assert ch01.check_relu_variance_recursion(Cb_s + Cw_s * K_s / 2, K_s, Cw_s, Cb_s)
+    assert ch01.check_relu_variance_recursion(Cb_s + 0.5 * Cw_s * K_s, K_s, Cw_s, Cb_s)
+    assert "Correct" in capsys.readouterr().out
+
+
+def test_relu_variance_recursion_rejects_wrong_expressions():
+    message = rejects(ch01.check_relu_variance_recursion, Cb_s + Cw_s * K_s, "differs", K_s, Cw_s, Cb_s)
+    assert "half of the" in message and "C_w*K/2" in message.replace(" ", ""), message  # says by how much
+    z = sp.Symbol("z", real=True)
+    rejects(ch01.check_relu_variance_recursion, Cb_s + Cw_s * z**2 / 2, r"symbols \['z'\]", K_s, Cw_s, Cb_s)
+    K_free = sp.Symbol("K")  # no positivity: sympy leaves a Piecewise / an unevaluated integral
+    unfinished = Cb_s + Cw_s * sp.integrate(z**2 * sp.exp(-(z**2) / (2 * K_free)) / sp.sqrt(2 * sp.pi * K_free),
+                                            (z, 0, sp.oo))
+    rejects(ch01.check_relu_variance_recursion, unfinished, "positive", K_free, Cw_s, Cb_s)
+    rejects(ch01.check_relu_variance_recursion, Cb_s + Cw_s * K_free / 2, "other assumptions", K_s, Cw_s, Cb_s)
+
+
+@pytest.mark.parametrize("answer", [None, 0.5, NotImplemented, "C_b + C_w*K/2"])
+def test_relu_variance_recursion_rejects_non_expressions(answer):
+    rejects(ch01.check_relu_variance_recursion, answer, "expected a sympy expression", K_s, Cw_s, Cb_s)
+
+
+def test_relu_variance_recursion_rejects_non_symbols():
+    rejects(ch01.check_relu_variance_recursion, Cb_s + Cw_s * K_s / 2, "K should be the sympy symbol", "K", Cw_s, Cb_s)
+
+
+def erf_dual_by_price(k11, k12, k22):
+    """Price's theorem: integrate d/dk12 E[erf u erf v] = (4/pi) ((1+2k11)(1+2k22) - 4 k12^2)^(-1/2)."""
+    ab = (1 + 2 * k11) * (1 + 2 * k22)
+    value, _ = scipy.integrate.quad(lambda s: 4 / np.pi / np.sqrt(ab - 4 * s * s), 0.0, k12,
+                                    epsabs=1e-14, epsrel=1e-13)
+    return value
+
+
+def test_erf_dual():
+    assert ch01.check_erf_dual(erf_dual_by_price)
+    # the formula for erf(x / sqrt(2)) (variances without the factor 2)
+    rejects(ch01.check_erf_dual, lambda a, c, b: 2 / np.pi * np.arcsin(c / np.sqrt((1 + a) * (1 + b))),
+            "closed form.*Price")
+    rejects(ch01.check_erf_dual, lambda a, c, b: np.array([1.0, 2.0]), r"erf_dual\(.*expected a single number")
+
+
+@functools.lru_cache(maxsize=None)
+def tanh_trajectory(k0, depth):
+    """K^(0), ..., K^(depth) for tanh at (C_b, C_w) = (0, 1), by lecturekit's Gauss-Hermite scan."""
+    return np.asarray(criticality.variance_trajectory(k0, depth, "tanh", c_w=1.0, c_b=0.0))
+
+
+def test_tanh_variances():
+    assert ch01.check_tanh_variances(lambda k0, depth: tanh_trajectory(k0, depth)[1:])
+    rejects(ch01.check_tanh_variances, lambda k0, depth: tanh_trajectory(k0, depth)[:-1], r"starts with K\^\(0\)")
+    rejects(ch01.check_tanh_variances, lambda k0, depth: tanh_trajectory(k0, depth)[2:],
+            r"expected 2000 variances.*\(1999,\)")
+    rejects(ch01.check_tanh_variances, lambda k0, depth: tanh_trajectory(k0, depth)[1:] * (1 + 1e-5),
+            "got .* where .* was expected.*rtol=1e-07")
+
+
+def erf_critical_point_2d(c_b=0.05):
+    """Solve K = C_b + C_w E_K[erf^2] and C_w E_K[erf'^2] = 1 together for (K, C_w)."""
+    def equations(unknowns):
+        k, c_w = unknowns
+        return [c_b + c_w * 2 / np.pi * np.arcsin(2 * k / (1 + 2 * k)) - k,
+                c_w * 4 / (np.pi * np.sqrt(1 + 4 * k)) - 1]
+
+    (k_star, c_w), info, ok, message = scipy.optimize.fsolve(equations, [0.5, 1.0], xtol=1e-13, full_output=True)
+    assert ok == 1 and k_star > 0, message
+    return c_w
+
+
+def test_erf_critical_point():
+    assert ch01.check_erf_critical_point(erf_critical_point_2d())
+    assert ch01.check_erf_critical_point(np.array([erf_critical_point_2d()]))  # a size-1 array is a number
+    rejects(ch01.check_erf_critical_point, np.pi / 4, r"pi/4 is the answer at sigma_b\^2 = 0")
+    rejects(ch01.check_erf_critical_point, erf_critical_point_2d(c_b=0.1), "got .* where .* was expected")
+
+
+@pytest.mark.parametrize("answer, match", [(None, "got None"), ("1.2", "expected real numbers, got str"),
+                                           (erf_critical_point_2d, "expected real numbers, got function"),
+                                           ([1.0, 2.0], "expected a single number")])
+def test_erf_critical_point_rejects_non_numbers(answer, match):
+    rejects(ch01.check_erf_critical_point, answer, "sigma_w2: " + match)
+
+
+# ======================================================================================
+# Chapter 2 (the cases of the former test_exercises_ch02.py)
+
+
+def test_sine_ntk():
+    assert ch02.check_sine_ntk(lambda xi: np.exp(-1) * (np.sinh(xi) + xi * np.cosh(xi)))
+    rejects(ch02.check_sine_ntk, lambda xi: np.exp(-1) * np.sinh(xi), "sine NTK.*dual")  # the NNGP only
+    rejects(ch02.check_sine_ntk, lambda xi: np.exp(-1) * (np.sinh(xi) + xi * np.cosh(xi)).sum(),
+            r"expected shape \(41,\), got \(\)")
+
+
+def flow_by_expm(K, k_test, y, f0_train, f0_test, t, *, scale=None):
+    """f_t = f0 + k K^-1 (I - exp(-t K / n)) (y - f0), with scipy's matrix exponential."""
+    import scipy.linalg
+
+    n = K.shape[0]
+    decay = scipy.linalg.expm(-t * K / (n if scale is None else scale))
+    return f0_test + k_test @ np.linalg.solve(K, (np.eye(n) - decay) @ (y - f0_train))
+
+
+def test_gradient_flow():
+    assert ch02.check_gradient_flow(flow_by_expm)
+    rejects(ch02.check_gradient_flow, lambda *args: flow_by_expm(*args, scale=1.0), r"exp\(-t K\)")
+    rejects(ch02.check_gradient_flow, lambda K, kt, y, a, b, t: flow_by_expm(K, kt, y, a, 0 * b, t), "f_t on the test")
+
+
+def test_width_requirement():
+    # 2 sqrt(2) n sqrt(L0) / (lam0 sqrt(m)) < lam0 / (8 n)  <=>  m > (16 sqrt(2) n^2 sqrt(L0) / lam0^2)^2
+    assert ch02.check_width_requirement(lambda n, L0, lam0: (16 * math.sqrt(2) * n**2 * math.sqrt(L0) / lam0**2) ** 2)
+    rejects(ch02.check_width_requirement, lambda n, L0, lam0: 16 * n**2 * L0 / lam0**2, "notes")
+    rejects(ch02.check_width_requirement, lambda n, L0, lam0: np.array([1.0, 2.0]), "expected a single number")
+
+
+def test_kernel_ridge():
+    assert ch02.check_kernel_ridge(lambda K, kt, y, r: kt @ np.linalg.solve(K + r * np.eye(len(y)), y))
+    rejects(ch02.check_kernel_ridge, lambda K, kt, y, r: kt @ np.linalg.solve(K + 2 * r * np.eye(len(y)), y), "ridge")
+
+
+# ======================================================================================
+# Chapter 3
+
+
+def block_eigenvalues_by_blocks(v, w, x):
+    """Stack the 2x2 blocks m^-1/2 [[v tanh''(wx) x^2, tanh'(wx) x], [tanh'(wx) x, 0]] and diagonalize."""
+    v, w = np.asarray(v), np.asarray(w)
+    t = np.tanh(w * x)
+    blocks = np.zeros((len(w), 2, 2))
+    blocks[:, 0, 0] = v * (-2 * t * (1 - t**2)) * x**2
+    blocks[:, 0, 1] = blocks[:, 1, 0] = (1 - t**2) * x
+    return np.linalg.eigvalsh(blocks / np.sqrt(len(w))).ravel()
+
+
+def test_block_eigenvalues():
+    assert ch03.check_block_eigenvalues(block_eigenvalues_by_blocks)
+    rejects(ch03.check_block_eigenvalues, lambda v, w, x: block_eigenvalues_by_blocks(v, w, x) * np.sqrt(len(w)),
+            "eigenvalues.*1/sqrt\\(m\\)")
+    rejects(ch03.check_block_eigenvalues, lambda v, w, x: block_eigenvalues_by_blocks(v, w, x)[::2],
+            r"expected shape \(10,\), got \(5,\)")
+
+
+def test_norm_221():
+    assert ch03.check_norm_221(linearity.norm_221)
+    sum_of_norms = lambda T: sum(np.linalg.norm(T[:, :, k], 2) for k in range(T.shape[2]))  # noqa: E731  an upper bound
+    rejects(ch03.check_norm_221, sum_of_norms, "norm of a .* tensor.*signs")
+    largest_slice = lambda T: max(np.linalg.norm(T[:, :, k], 2) for k in range(T.shape[2]))  # noqa: E731  a lower bound
+    rejects(ch03.check_norm_221, largest_slice, "got .* where .* was expected")
+
+
+def relu_hessian_norm_by_blocks(w, x):
+    """The blocks are [[0, c], [c, 0]] / sqrt(m), c = relu'(w x) x: eigenvalues +-|c| / sqrt(m)."""
+    c = np.where(np.asarray(w) * x > 0, x, 0.0)
+    return np.max(np.abs(c)) / np.sqrt(len(c))
+
+
+def test_relu_hessian_norm():
+    assert ch03.check_relu_hessian_norm(relu_hessian_norm_by_blocks)
+    rejects(ch03.check_relu_hessian_norm, lambda w, x: relu_hessian_norm_by_blocks(w, x) * np.sqrt(len(w)),
+            r"\|\|H\|\| for m = 50")
+    with_log = lambda w, x: relu_hessian_norm_by_blocks(w, x) * np.sqrt(2 * np.log(len(w)))  # noqa: E731  tanh's law
+    rejects(ch03.check_relu_hessian_norm, with_log, "relu'' = 0")
+
+
+def chizat_bach_experiment(alphas=(8.0, 16.0, 32.0, 64.0), width=16, n=6, steps=300):
+    """Relative kernel change of the rescaled model alpha (f - f0) after gradient descent, per alpha.
+
+    f(x) = m^-1/2 sum_i v_i tanh(w_i . x); the step is lr / alpha^2 so that the function-space
+    dynamics do not depend on alpha, and the parameters move by O(1 / alpha).
+    """
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n, 2))
+    y = rng.normal(size=n)
+    W0, v0 = rng.normal(size=(width, 2)), rng.normal(size=width)
+
+    def value_and_jacobian(W, v):
+        t = np.tanh(X @ W.T)  # (n, width)
+        jac_w = (v * (1 - t**2))[:, :, None] * X[:, None, :]
+        return t @ v / np.sqrt(width), np.concatenate([jac_w.reshape(n, -1), t], axis=1) / np.sqrt(width)
+
+    f0, J0 = value_and_jacobian(W0, v0)
+    K0 = J0 @ J0.T
+    lr = n / np.linalg.eigvalsh(K0).max()
+    changes = []
+    for alpha in alphas:
+        W, v = W0.copy(), v0.copy()
+        for _ in range(steps):
+            f, J = value_and_jacobian(W, v)
+            grad = alpha * J.T @ (alpha * (f - f0) - y) / n
+            step = lr / alpha**2 * grad
+            W, v = W - step[: 2 * width].reshape(width, 2), v - step[2 * width:]
+        J = value_and_jacobian(W, v)[1]
+        changes.append(np.linalg.norm(J @ J.T - K0) / np.linalg.norm(K0))
+    return np.array(alphas), np.array(changes)
+
+
+def test_chizat_bach_slope():
+    alphas, changes = chizat_bach_experiment()
+    assert ch03.check_chizat_bach_slope(stats.fit_loglog(alphas, changes).slope)
+    rejects(ch03.check_chizat_bach_slope, np.polyfit(alphas, changes, 1)[0], "not close to -1")  # linear axes
+    rejects(ch03.check_chizat_bach_slope, -0.5, "not close to -1.*O\\(1/alpha\\)")  # the 1/sqrt(width) law
+    rejects(ch03.check_chizat_bach_slope, stats.fit_loglog(alphas, changes), r"take its \.slope")
+    rejects(ch03.check_chizat_bach_slope, None, "slope: got None")
+
+
+# ======================================================================================
+# Chapter 4
+
+
+def catapult_step_expanded(r, lam, c, y, eta):
+    """The recursion multiplied out (no division by r): z = r + y."""
+    z = r + y
+    return r - eta * lam * r + eta**2 * c * z * r**2, lam + eta**2 * c * lam * r**2 - 4 * eta * c * z * r
+
+
+def test_catapult_step():
+    assert ch04.check_catapult_step(catapult_step_expanded)
+    assert ch04.check_catapult_step(lambda *args: np.array(catapult_step_expanded(*args)))  # any pair
+    without_label = lambda r, lam, c, y, eta: catapult_step_expanded(r, lam, c, 0.0, eta)  # noqa: E731  z = r
+    rejects(ch04.check_catapult_step, without_label, "r_next .*y=1.0")
+    rejects(ch04.check_catapult_step, lambda *args: catapult_step_expanded(*args)[0], "pair .*got float")
+    rejects(ch04.check_catapult_step, lambda *args: catapult_step_expanded(*args) + (0.0,), "pair .*of length 3")
+
+
+def make_quadratic_by_hand(f, params0, *, second_order=0.5):
+    def f_quad(params, x):
+        delta = jax.tree_util.tree_map(jnp.subtract, params, params0)
+        g = lambda s: f(jax.tree_util.tree_map(lambda a, d: a + s * d, params0, delta), x)  # noqa: E731
+        g1 = lambda s: jax.jvp(g, (s,), (1.0,))[1]  # noqa: E731
+        value, first = jax.jvp(g, (0.0,), (1.0,))
+        return value + first + second_order * jax.jvp(g1, (0.0,), (1.0,))[1]
+
+    return f_quad
+
+
+def test_quadratic_model():
+    assert ch04.check_quadratic_model(make_quadratic_by_hand)
+    rejects(ch04.check_quadratic_model, lambda f, p0: make_quadratic_by_hand(f, p0, second_order=1.0), "g''\\(0\\)/2")
+
+
+def test_label_shift():
+    assert ch04.check_label_shift(lambda phi, psi, y: quadratic.perturbative_minimizer(phi, psi, y).label_shift)
+
+    def plus_half(phi, psi, y):  # the sign of the shift forgotten
+        theta_f = np.linalg.pinv(phi.T) @ y
+        return 0.5 * np.einsum("i,aij,j->a", theta_f, psi, theta_f)
+
+    rejects(ch04.check_label_shift, plus_half, "Y_I.*-\\(1/2\\)")
+    rejects(ch04.check_label_shift, lambda phi, psi, y: plus_half(phi, psi, y).sum(), r"expected shape \(4,\)")
+
+
+def test_escape_time():
+    assert ch04.check_escape_time(lambda el, r0, c: -(np.log(abs(r0)) + 0.5 * np.log(c)) / np.log(el - 1))
+    rejects(ch04.check_escape_time, lambda el, r0, c: -(np.log(abs(r0)) + 0.5 * np.log(c)) / np.log(el),
+            "escape time at")
+    with np.errstate(invalid="ignore"):
+        rejects(ch04.check_escape_time, lambda el, r0, c: -(np.log(r0) + 0.5 * np.log(c)) / np.log(el - 1),
+                "NaN or infinity.*r0 may be negative")
+
+
+# ======================================================================================
+# Chapter 5
+
+
+def min_l1_epigraph(X, y):
+    """min sum(t) over (beta, t) with -t <= beta <= t and X beta = y."""
+    X, y = np.asarray(X), np.asarray(y)
+    n, d = X.shape
+    eye = np.eye(d)
+    res = scipy.optimize.linprog(np.r_[np.zeros(d), np.ones(d)],
+                                 A_ub=np.block([[eye, -eye], [-eye, -eye]]), b_ub=np.zeros(2 * d),
+                                 A_eq=np.hstack([X, np.zeros((n, d))]), b_eq=y,
+                                 bounds=[(None, None)] * d + [(0, None)] * d, method="highs")
+    assert res.status == 0, res.message
+    return res.x[:d]
+
+
+def test_min_l1():
+    assert ch05.check_min_l1(min_l1_epigraph)
+    rejects(ch05.check_min_l1, lambda X, y: np.linalg.pinv(X) @ y, r"\|\|beta\|\|_1 on a")  # the minimum-l2 one
+    rejects(ch05.check_min_l1, lambda X, y: min_l1_epigraph(X, 2 * y), "does not interpolate")
+    rejects(ch05.check_min_l1, lambda X, y: min_l1_epigraph(X, y)[:, None], "vector of length d = 12")
+
+
+def support_vectors_by_active_sets(X, y):
+    """Hard-margin SVM through the origin in 2-D, exactly: the optimum has one or two active
+    constraints z_i . w = 1 (z_i = y_i x_i), so try every single and every pair, keep the
+    shortest feasible w, and return the points on its margin."""
+    Z = np.asarray(y)[:, None] * np.asarray(X)
+    candidates = [z / (z @ z) for z in Z]
+    for i, j in itertools.combinations(range(len(Z)), 2):
+        candidates.append(np.linalg.solve(Z[[i, j]], np.ones(2)))
+    feasible = [w for w in candidates if np.all(Z @ w >= 1 - 1e-12)]
+    best = min(feasible, key=np.linalg.norm)
+    return np.abs(Z @ best - 1) < 1e-9
+
+
+def test_support_vectors():
+    assert ch05.check_support_vectors(support_vectors_by_active_sets)
+    rejects(ch05.check_support_vectors, lambda X, y: ~support_vectors_by_active_sets(X, y), "a_i = 0")
+    rejects(ch05.check_support_vectors, lambda X, y: np.flatnonzero(support_vectors_by_active_sets(X, y)),
+            "boolean mask of shape")
+
+
+def test_continuum_mass():
+    def lower_mass(s1, s2):  # Ito: p proportional to 1 / sigma^2 on each half of length pi
+        lower, upper = np.pi / s1**2, np.pi / s2**2
+        return lower / (lower + upper)
+
+    assert ch05.check_continuum_mass(lower_mass)
+    rejects(ch05.check_continuum_mass, lambda s1, s2: s2 / (s1 + s2), "Fokker-Planck")  # p ~ 1/sigma
+
+
+def test_gd_bias_order():
+    def relative_deviation(X, y, c, *, relative=True):
+        beta = np.asarray(implicit_bias.train_diagonal_net(X, y, alpha=0.1, step_scale=c))
+        target = np.asarray(implicit_bias.argmin_Q(X, y, alpha=0.1))
+        return np.linalg.norm(beta - target) / (np.linalg.norm(target) if relative else 1.0)
+
+    assert ch05.check_gd_bias_order(relative_deviation)
+    rejects(ch05.check_gd_bias_order, lambda X, y, c: relative_deviation(X, y, c, relative=False), "deviation")
+
+
+# ======================================================================================
+# Chapter 6
+
+
+def breakpoints_by_loop(w, b, v, lo, hi):
+    points = [-bj / wj for wj, bj, vj in zip(w, b, v) if wj != 0 and vj != 0 and lo < -bj / wj < hi]
+    return sorted(points)
+
+
+def test_shallow_breakpoints():
+    assert ch06.check_shallow_breakpoints(breakpoints_by_loop)
+    every_neuron = lambda w, b, v, lo, hi: breakpoints_by_loop(w, b, np.ones_like(v), lo, hi)  # noqa: E731
+    rejects(ch06.check_shallow_breakpoints, every_neuron, "expected 3 breakpoints, got 4.*v_j != 0")
+    rejects(ch06.check_shallow_breakpoints, lambda *args: breakpoints_by_loop(*args)[::-1], "return them sorted")
+
+
+def test_region_recursion():
+    table = {}
+
+    def regions_count(n, d):
+        if (n, d) not in table:
+            table[n, d] = 1 if n == 0 or d == 0 else regions_count(n - 1, d) + regions_count(n - 1, d - 1)
+        return table[n, d]
+
+    assert ch06.check_region_recursion(regions_count)
+
+    def no_cell_in_a_point(n, d):  # the base case r(n, 0) = 0
+        if n == 0:
+            return 1
+        return 0 if d == 0 else no_cell_in_a_point(n - 1, d) + no_cell_in_a_point(n - 1, d - 1)
+
+    rejects(ch06.check_region_recursion, no_cell_in_a_point, r"regions_count\(2, 1\) = 2, expected 3")
+    rejects(ch06.check_region_recursion, lambda n, d: float(regions_count(n, d)), "should be an integer, got 1.0")
+
+
+def zigzag_by_hand(L, *, layers=None):
+    """Hidden layers compute relu(u - k/3), k = 0, 1, 2, of u = g applied to the previous layer."""
+    layers = L if layers is None else layers
+    readout = np.array([3.0, -6.0, 6.0])
+    offsets = -np.arange(3) / 3
+    params = [{"W": np.ones((1, 3)), "b": offsets}]
+    params += [{"W": np.outer(readout, np.ones(3)), "b": offsets} for _ in range(layers - 1)]
+    params.append({"W": readout[:, None], "b": np.zeros(1)})
+    return nets.mlp((1,) + (3,) * layers + (1,), "relu", parameterization="standard"), params
+
+
+def test_zigzag_net():
+    assert ch06.check_zigzag_net(zigzag_by_hand)
+    rejects(ch06.check_zigzag_net, lambda L: zigzag_by_hand(L, layers=1), "values on \\[0, 1\\] for L = 2")
+    rejects(ch06.check_zigzag_net, lambda L: zigzag_by_hand(L)[1], "should return a pair .*got list")
+
+    def transposed(L):
+        net, params = zigzag_by_hand(L)
+        return net, [{"W": layer["W"].T, "b": layer["b"]} for layer in params]
+
+    rejects(ch06.check_zigzag_net, transposed, r"do not fit the network.*W of shape \(1, 3\)")
+    rejects(ch06.check_zigzag_net, lambda L: (nets.mlp((1,) + (3,) * L + (1,), "tanh"), zigzag_by_hand(L)[1]),
+            "ReLU mlp")
+    rejects(ch06.check_zigzag_net, lambda L: ("net", zigzag_by_hand(L)[1]), "net from nets.mlp, got str")
+
+
+def test_expected_pieces():
+    def expected_pieces(width, R, b_std):  # each breakpoint is Cauchy with scale b_std / sqrt(2)
+        inside = scipy.stats.cauchy(scale=b_std / math.sqrt(2))
+        return 1 + width * (inside.cdf(R) - inside.cdf(-R))
+
+    assert ch06.check_expected_pieces(expected_pieces)
+    rejects(ch06.check_expected_pieces, lambda n, R, b: 1 + n * 2 / np.pi * np.arctan(R / b), "Cauchy")
+    rejects(ch06.check_expected_pieces, lambda n, R, b: n * 2 / np.pi * np.arctan(np.sqrt(2) * R / b), "E\\[pieces\\]")
+
+
+# ======================================================================================
+# Malformed answers to every check that takes a function
+
+
+FUNCTION_CHECKS = {
+    ch01.check_erf_dual: "erf_dual",
+    ch01.check_tanh_variances: "tanh_variances",
+    ch02.check_sine_ntk: "sine_ntk",
+    ch02.check_gradient_flow: "flow_predictor",
+    ch02.check_width_requirement: "width_needed",
+    ch02.check_kernel_ridge: "krr_predict",
+    ch03.check_block_eigenvalues: "block_eigenvalues",
+    ch03.check_norm_221: "norm_221",
+    ch03.check_relu_hessian_norm: "relu_hessian_norm",
+    ch04.check_catapult_step: "catapult_step",
+    ch04.check_quadratic_model: "make_quadratic",
+    ch04.check_label_shift: "label_shift",
+    ch04.check_escape_time: "escape_time",
+    ch05.check_min_l1: "min_l1",
+    ch05.check_support_vectors: "support_vectors",
+    ch05.check_continuum_mass: "lower_mass",
+    ch05.check_gd_bias_order: "deviation",
+    ch06.check_shallow_breakpoints: "shallow_breakpoints",
+    ch06.check_region_recursion: "regions_count",
+    ch06.check_zigzag_net: "zigzag_net",
+    ch06.check_expected_pieces: "expected_pieces",
+}
+VALUE_CHECKS = {ch01.check_relu_variance_recursion, ch01.check_erf_critical_point, ch03.check_chizat_bach_slope}
+
+
+def test_every_check_is_covered():
+    modules = (ch01, ch02, ch03, ch04, ch05, ch06)
+    checks = {getattr(m, name) for m in modules for name in dir(m) if name.startswith("check_")}
+    covered = set(FUNCTION_CHECKS) | VALUE_CHECKS
+    assert len(checks) == 24 and checks == covered, checks ^ covered
+
+
+def stub(*args):
+    raise NotImplementedError("Exercise: write your solution in this cell")
+
+
+def returns_none(*args):
+    return None
+
+
+def student_bug(*args):
+    return np.zeros(3) @ np.zeros(4)  # a shape error inside the learner's own code
+
+
+_checks = pytest.mark.parametrize("check", list(FUNCTION_CHECKS), ids=lambda c: f"{c.__module__[-4:]}.{c.__name__}")
+
+
+@_checks
+def test_not_a_function(check):
+    rejects(check, None, f"{FUNCTION_CHECKS[check]} should be a function, got None")
+    rejects(check, 3.0, f"{FUNCTION_CHECKS[check]} should be a function, got float 3.0")
+
+
+@_checks
+def test_stub_left_in_place(check):
+    message = rejects(check, stub, "is not implemented yet")
+    assert FUNCTION_CHECKS[check] in message and "raise NotImplementedError" in message, message
+
+
+@_checks
+def test_function_returning_none(check):
+    message = rejects(check, returns_none, "None")
+    assert FUNCTION_CHECKS[check] in message, message
+
+
+@_checks
+def test_error_in_the_learners_code(check):
+    with pytest.raises(ExerciseCheckError, match="raised ValueError: matmul") as failure:
+        check(student_bug)
+    assert FUNCTION_CHECKS[check] in str(failure.value)
+    assert isinstance(failure.value.__cause__, ValueError)  # the learner's traceback is kept
+
+
+def test_a_constant_answer_never_passes():
+    for check in FUNCTION_CHECKS:
+        with pytest.raises(ExerciseCheckError):
+            check(lambda *args: 1.0)
+
