@@ -124,15 +124,20 @@ def test_top_eigenpairs_are_eigenpairs():
         np.testing.assert_allclose(dense @ flat, value * flat, atol=1e-7)
 
 
+def _scale(v, d):
+    return d * v
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.floats(-10, 10, allow_nan=False), min_size=1, max_size=40), st.integers(0, 2**31 - 1))
 def test_lanczos_diagonal_any_spectrum(diag, seed):
     """A diagonal matrix diag(d) (zero-padded to 40): the extreme Ritz values are max/min d."""
-    d = jnp.zeros(40).at[: len(diag)].set(jnp.asarray(diag))
-    start = jax.random.normal(jax.random.key(seed), (40,))
-    res = hessian.lanczos(lambda v: d * v, start, tol=1e-10)
+    d = np.zeros(40)
+    d[: len(diag)] = diag
+    start = np.random.default_rng(seed).normal(size=40)
+    res = hessian.lanczos(_scale, start, tol=1e-10, args=(d,))  # one compiled step for every example
     got = max(abs(res.ritz_values[0]), abs(res.ritz_values[-1]))
-    exact = float(jnp.max(jnp.abs(d)))
+    exact = float(np.max(np.abs(d)))
     assert abs(got - exact) <= 1e-8 * max(1.0, exact), (got, exact, res.iterations)
 
 
