@@ -35,6 +35,12 @@ HEADLESS := TQDM_DISABLE=1 JAX_COMPILATION_CACHE_DIR=$(CURDIR)/$(JAX_CACHE) \
   JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=-1
 # Extra options for JupyterLab, e.g. make lab LAB_ARGS="--no-browser --port 8890"
 LAB_ARGS ?=
+# Publication: the public repository (GitHub or GitLab) adds a Binder launch button and a
+# repository button, e.g. make book BOOK_REPOSITORY_URL=https://github.com/ORG/REPO
+# (scripts/launch_config.py writes the derived configuration). Unset: built from _config.yml.
+BOOK_REPOSITORY_URL ?=
+BOOK_REPOSITORY_BRANCH ?= main
+LAUNCH_CONFIG := _build/launch/_config.yml
 
 .PHONY: help venv mathjax notebooks book test test-unit test-notebooks test-determinism check-determinism test-book \
         lab student bench clean
@@ -73,8 +79,13 @@ chapters/%.ipynb: chapters/%.md $(STAMP)
 
 notebooks: $(STAMP) $(NOTEBOOKS)  ## generate chapters/*.ipynb from the MyST sources
 
-book: $(STAMP) $(MATHJAX) notebooks  ## build the HTML book into _build/html
+book: $(STAMP) $(MATHJAX) notebooks  ## build the HTML book into _build/html (BOOK_REPOSITORY_URL=...: with Binder buttons)
+ifdef BOOK_REPOSITORY_URL
+	$(BIN)/python scripts/launch_config.py --url "$(BOOK_REPOSITORY_URL)" --branch "$(BOOK_REPOSITORY_BRANCH)" --out $(LAUNCH_CONFIG)
+	$(HEADLESS) $(BIN)/jupyter-book build -W -n --keep-going --config $(LAUNCH_CONFIG) .
+else
 	$(HEADLESS) $(BIN)/jupyter-book build -W -n --keep-going .
+endif
 	@echo "Open $(CURDIR)/_build/html/index.html"
 
 test: $(STAMP) $(MATHJAX) notebooks  ## chapters under nbval; then unit tests beside a second run of the chapters (determinism); the book
@@ -103,8 +114,7 @@ test-book: $(STAMP) $(MATHJAX)  ## build the book with warnings as errors and ch
 
 lab: $(STAMP) notebooks  ## JupyterLab on chapters/, .md files open as notebooks
 	@mkdir -p $(VENV)/share/jupyter/lab/settings
-	@echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' \
-	  > $(VENV)/share/jupyter/lab/settings/overrides.json
+	@cp binder/jupyterlab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) chapters/
 
 student: $(STAMP)  ## write student/ notebooks with exercise solutions removed
