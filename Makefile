@@ -96,8 +96,8 @@ test: $(STAMP) $(MATHJAX) notebooks  ## chapters under nbval; then unit tests be
 	echo "make test: $$(( $$(date +%s) - t0 )) s in total"; \
 	exit $$status
 
-test-unit: $(STAMP)  ## unit and property tests only
-	$(BIN)/pytest -m "not notebooks and not book and not determinism" --durations=10 tests/
+test-unit: $(STAMP)  ## unit and property tests only (two pytest-xdist workers)
+	$(BIN)/pytest -n 2 -m "not notebooks and not book and not determinism" --durations=10 tests/
 
 test-notebooks: $(STAMP) notebooks  ## execute every chapter (nbval), with per-chapter times
 	@test -n "$(NOTEBOOKS)" || { echo "no chapter notebooks found in chapters/" >&2; exit 1; }
