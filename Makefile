@@ -22,6 +22,11 @@ MATHJAX_SRC := .build-deps/node_modules/mathjax/es5
 MATHJAX_DST := .build-deps/html_extra/_static/mathjax
 MATHJAX := $(MATHJAX_DST)/tex-mml-chtml.js
 
+# Debian's Chromium, driven headless by tests/test_browser.py (through Playwright, which
+# is told to use this binary and never downloads a browser of its own).
+CHROMIUM ?= /usr/bin/chromium
+export CHROMIUM
+
 CHAPTER_TIME_LIMIT_S ?= 90
 export CHAPTER_TIME_LIMIT_S
 # Progress bars (tqdm reads TQDM_* defaults from the environment) are for readers running
@@ -42,8 +47,8 @@ BOOK_REPOSITORY_URL ?=
 BOOK_REPOSITORY_BRANCH ?= main
 LAUNCH_CONFIG := _build/launch/_config.yml
 
-.PHONY: help venv mathjax notebooks book test test-unit test-notebooks test-determinism check-determinism test-book \
-        lab student bench clean
+.PHONY: help venv mathjax browser-deps notebooks book test test-unit test-notebooks \
+        test-determinism check-determinism test-book lab student bench clean
 
 help:  ## list the targets
 	@echo "Targets (each creates .venv first if needed):"
@@ -73,6 +78,22 @@ $(MATHJAX):
 	sed -i 's#https://cdn\.jsdelivr\.net/npm/#no-cdn/#g' $(MATHJAX_DST)/tex-mml-chtml.js
 
 mathjax: $(MATHJAX)  ## fetch MathJax 3 for the offline HTML book
+
+# Installs Debian's chromium package when $(CHROMIUM) is absent (as root, or through sudo).
+browser-deps:  ## install Chromium for the browser test (apt-get) if it is missing
+	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \
+	if [ "$(CHROMIUM)" != /usr/bin/chromium ]; then \
+	  echo "CHROMIUM=$(CHROMIUM) does not exist" >&2; exit 1; fi; \
+	command -v apt-get >/dev/null || { \
+	  echo "/usr/bin/chromium is missing and there is no apt-get: install Chromium," \
+	       "then run with CHROMIUM=/path/to/chromium" >&2; exit 1; }; \
+	if [ "$$(id -u)" -eq 0 ]; then sudo=; \
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else echo "/usr/bin/chromium is missing; install it as root: apt-get install chromium" >&2; exit 1; fi; \
+	echo "Installing Debian's chromium package for the browser test"; \
+	$$sudo apt-get update -q; \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	test -x /usr/bin/chromium
 
 chapters/%.ipynb: chapters/%.md $(STAMP)
 	$(BIN)/jupytext --to ipynb --update --quiet $<
@@ -109,7 +130,7 @@ test-determinism: $(STAMP) notebooks  ## execute every chapter again: same text 
 
 check-determinism: test-determinism  ## the same as test-determinism
 
-test-book: $(STAMP) $(MATHJAX)  ## build the book with warnings as errors and check the HTML
+test-book: $(STAMP) $(MATHJAX) browser-deps  ## build the book (warnings as errors), open every page in Chromium
 	$(HEADLESS) $(BIN)/pytest -m book tests/
 
 lab: $(STAMP) notebooks  ## JupyterLab on chapters/, .md files open as notebooks

@@ -2,9 +2,68 @@
 
 Hypothesis runs derandomized (the same examples on every run, so CI cannot flake on a
 rare draw) with no deadline (JAX compiles on first call) and no example database.
+
+The `book` fixture builds the Jupyter Book once per session for every test marked
+`book` (tests/test_book_build.py checks the HTML files, tests/test_browser.py opens
+them in Chromium). Their wall times are printed at the end of the session.
 """
 
+from __future__ import annotations
+
+import re
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
 from hypothesis import settings
 
 settings.register_profile("book", derandomize=True, deadline=None, database=None, print_blob=True)
 settings.load_profile("book")
+
+ROOT = Path(__file__).resolve().parent.parent
+HTML = ROOT / "_build" / "html"
+MATHJAX_SOURCE = ROOT / ".build-deps" / "html_extra" / "_static" / "mathjax" / "tex-mml-chtml.js"
+_TIMINGS = pytest.StashKey[list]()
+
+
+@pytest.fixture(scope="session")
+def book_timings(pytestconfig) -> list[str]:
+    """Lines such as "jupyter-book build: 12.3 s wall", printed in the session's summary."""
+    return pytestconfig.stash.setdefault(_TIMINGS, [])
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    timings = config.stash.get(_TIMINGS, [])
+    if timings:
+        terminalreporter.section("book build and browser times")
+        for line in timings:
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def book(book_timings) -> Path:
+    """Build the book with warnings as errors (`jupyter-book build -W -n`); the HTML folder.
+
+    The build executes every chapter through jupyter-cache, so a rebuild after a passing
+    run (or after `make test-notebooks`, which fills the same cache) is fast.
+    """
+    if not MATHJAX_SOURCE.is_file():
+        pytest.fail(f"{MATHJAX_SOURCE.relative_to(ROOT)} is missing: run `make mathjax` first")
+    jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    start, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = subprocess.run(
+        [str(jupyter_book), "build", "-W", "-n", "--keep-going", str(ROOT)],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = used.ru_utime + used.ru_stime - children.ru_utime - children.ru_stime
+    book_timings.append(f"jupyter-book build: {time.perf_counter() - start:.1f} s wall, {cpu:.1f} s CPU")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"jupyter-book build failed:\n{output[-8000:]}"
+    # Sphinx's "path:line: WARNING: ..." lines (not the kernels' "[IPKernelApp] WARNING | ...").
+    warnings = [line for line in output.splitlines() if re.search(r"(^|: )(WARNING|ERROR|CRITICAL): ", line)]
+    assert not warnings, "\n".join(warnings)
+    return HTML

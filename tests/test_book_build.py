@@ -1,15 +1,13 @@
 """The Jupyter Book builds with warnings as errors and its HTML works offline (`make test`).
 
-The build executes every chapter (through jupyter-cache, so a rebuild after a passing run
-is fast). Needs the local MathJax copy: run `make mathjax` (or `make test`) first.
+The `book` fixture (tests/conftest.py) builds the book once per session; it needs the
+local MathJax copy: run `make mathjax` (or `make test`) first. These tests read the HTML
+files; tests/test_browser.py opens them in Chromium.
 """
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -18,9 +16,6 @@ import pytest
 
 pytestmark = pytest.mark.book
 
-ROOT = Path(__file__).resolve().parent.parent
-HTML = ROOT / "_build" / "html"
-MATHJAX_SOURCE = ROOT / ".build-deps" / "html_extra" / "_static" / "mathjax" / "tex-mml-chtml.js"
 # Content delivery networks; a link to a project's home page is fine, a resource from these is not.
 CDN = re.compile(r"cdn\.jsdelivr|unpkg\.com|cdnjs|googleapis|polyfill\.io")
 
@@ -47,25 +42,6 @@ def _resources(page: Path) -> _Resources:
     parser = _Resources()
     parser.feed(page.read_text(encoding="utf-8"))
     return parser
-
-
-@pytest.fixture(scope="module")
-def book() -> Path:
-    if not MATHJAX_SOURCE.is_file():
-        pytest.fail(f"{MATHJAX_SOURCE.relative_to(ROOT)} is missing: run `make mathjax` first")
-    jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    start = time.perf_counter()
-    result = subprocess.run(
-        [str(jupyter_book), "build", "-W", "-n", "--keep-going", str(ROOT)],
-        cwd=ROOT, capture_output=True, text=True,
-    )
-    print(f"jupyter-book build: {time.perf_counter() - start:.1f} s")
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, f"jupyter-book build failed:\n{output[-8000:]}"
-    # Sphinx's "path:line: WARNING: ..." lines (not the kernels' "[IPKernelApp] WARNING | ...").
-    warnings = [line for line in output.splitlines() if re.search(r"(^|: )(WARNING|ERROR|CRITICAL): ", line)]
-    assert not warnings, "\n".join(warnings)
-    return HTML
 
 
 def _pages(book: Path) -> list[Path]:

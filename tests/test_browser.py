@@ -1,0 +1,359 @@
+"""The HTML book in a real browser, offline (`make test-book`).
+
+Every page of the table of contents is served from `_build/html` by a local HTTP server
+on 127.0.0.1 and opened in headless Chromium (Debian's `chromium`, installed by `make
+browser-deps`; Playwright drives it and never downloads a browser of its own). The
+network is cut off: a request to any other host is aborted and recorded, and the host
+resolver of the browser resolves nothing but 127.0.0.1. Each page is opened as a first
+visit (a fresh browser context: no stored settings) and must then
+
+* load MathJax from the book's own `_static/mathjax/` and have every formula rendered
+  (no MathJax error, no TeX source such as `\\(` or `$x$` left in the visible text);
+* load every image, stylesheet, script and font (no failed request, no HTTP error);
+* log no console error and raise no JavaScript exception (there is no allow-list: the
+  theme's "invalid theme mode" error, for one, is fixed by `html_context` in _config.yml);
+* hold no broken internal link: the target file exists and so does its #fragment;
+* show no unresolved cross-reference (Sphinx's `missing` references, `??`, `{ref}`);
+* have exactly as many solution dropdowns as its source has solution directives, each
+  hidden at first and shown by a click on its toggle button.
+
+A full-page screenshot of Chapter 2 is saved to `_build/screenshots/` for inspection.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import resource
+import threading
+import time
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from sphinx_external_toc.parsing import parse_toc_yaml
+
+pytestmark = pytest.mark.book
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+# Flags for a throw-away headless browser that talks to nothing but the local server
+# (--no-sandbox: the tests may run as root, where Chromium's sandbox refuses to start).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
+VIEWPORT = {"width": 1280, "height": 900}
+LOCALHOST = "127.0.0.1"
+PAGES = list(parse_toc_yaml(ROOT / "_toc.yml"))
+# Pages Sphinx writes besides the table of contents: index.html only redirects to the
+# root page (tested below); the general index and the search page are Sphinx's own.
+GENERATED_PAGES = {"index", "genindex", "search"}
+SCREENSHOT_PAGE = "chapters/ch02_ntk"
+SCREENSHOT = ROOT / "_build" / "screenshots" / "ch02_ntk.png"
+
+SOLUTION_DIRECTIVE = re.compile(r"^(`{3,}|:{3,})\{solution(-start)?\}", re.MULTILINE)
+# TeX that MathJax should have turned into formulas: a delimiter \( \) \[ \] or $, or a
+# command such as \alpha, left in the text outside code and formulas.
+RAW_TEX = re.compile(r"\\[()\[\]]|\\[A-Za-z]+|\$")
+UNRESOLVED = re.compile(r"\?\?|\{(ref|numref|eq|doc|cite(:[a-z]+)?|prf:ref|term|download)\}")
+
+
+def _source(docname: str) -> Path:
+    for suffix in (".md", ".ipynb"):
+        path = ROOT / f"{docname}{suffix}"
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"_toc.yml lists {docname!r} but no {docname}.md or .ipynb exists")
+
+
+def _solution_count(docname: str) -> int:
+    return len(SOLUTION_DIRECTIVE.findall(_source(docname).read_text(encoding="utf-8")))
+
+
+def _in_context(pattern: re.Pattern, text: str, width: int = 60, limit: int = 12) -> list[str]:
+    """The places where pattern matches text, `width` characters either side of a match;
+    matches that fall in the previous place's window are not reported again."""
+    places, shown_until = [], -1
+    for match in pattern.finditer(text):
+        if match.start() < shown_until:
+            continue
+        shown_until = match.end() + width
+        places.append(f"...{text[max(0, match.start() - width):shown_until]}...")
+    return places[:limit]
+
+
+class _Ids(HTMLParser):
+    """Collects the anchors of a page: every id attribute and every <a name=...>."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("name"):
+            self.ids.add(attrs["name"])
+
+
+@functools.lru_cache(maxsize=None)
+def _anchors(page: Path) -> frozenset[str]:
+    parser = _Ids()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return frozenset(parser.ids)
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 (the base class's signature)
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(book):
+    """The base URL of `_build/html` served on an ephemeral port of 127.0.0.1."""
+    server = ThreadingHTTPServer((LOCALHOST, 0), functools.partial(_QuietHandler, directory=str(book)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://{LOCALHOST}:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+@pytest.fixture(scope="module")
+def browser(book, book_timings):
+    """Headless Chromium; each page is opened in a context of its own (a new reader)."""
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} is missing: run `make browser-deps` (Debian's chromium package)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("playwright is missing: run `make venv` (it is in the `test` extra)")
+    start, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+    # Chromium's processes are reaped by Playwright's driver, and the driver by this process.
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = used.ru_utime + used.ru_stime - children.ru_utime - children.ru_stime
+    book_timings.append(f"browser checks (Chromium): {time.perf_counter() - start:.1f} s wall, {cpu:.1f} s CPU")
+
+
+@dataclass
+class OpenPage:
+    """A page of the book open in Chromium, and what happened while it loaded."""
+
+    docname: str
+    page: object  # playwright.sync_api.Page
+    facts: dict = field(default_factory=dict)
+    console_errors: list[str] = field(default_factory=list)
+    external_requests: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+
+
+# Runs in the page once it has loaded: waits for MathJax's first typesetting, the fonts
+# and the images, then reports what a reader would see.
+COLLECT_FACTS = r"""
+async () => {
+  const mathjax = window.MathJax;
+  if (mathjax && mathjax.startup && mathjax.startup.promise) await mathjax.startup.promise;
+  await document.fonts.ready;
+  await Promise.all(Array.from(document.images, (img) => img.complete ? null : new Promise((done) => {
+    img.addEventListener("load", done); img.addEventListener("error", done);
+  })));
+  const article = document.querySelector("article.bd-article") || document.body;
+  const skip = "pre, code, script, style, textarea, mjx-container, .math, .highlight";
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  const texts = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.parentElement.closest(skip)) texts.push(node.textContent);
+  }
+  const mathElements = Array.from(document.querySelectorAll(".math"));
+  return {
+    mathjaxScripts: Array.from(document.querySelectorAll("script[src]"), (s) => s.src)
+      .filter((src) => /mathjax/i.test(src)),
+    mathjaxVersion: mathjax && mathjax.version ? mathjax.version : null,
+    mathCount: mathElements.length,
+    renderedCount: document.querySelectorAll("mjx-container").length,
+    unrendered: mathElements.filter((e) => !e.querySelector("mjx-container"))
+      .map((e) => e.textContent.trim().slice(0, 80)),
+    mathErrors: Array.from(document.querySelectorAll("mjx-merror"),
+      (e) => e.getAttribute("data-mjx-error") || e.textContent.slice(0, 80)),
+    images: Array.from(document.images, (img) => ({src: img.src, width: img.naturalWidth})),
+    links: Array.from(document.querySelectorAll("a[href]"), (a) => a.href),
+    missingReferences: Array.from(document.querySelectorAll(".xref.missing, .problematic, .system-message"),
+      (e) => e.textContent.trim().slice(0, 80)),
+    text: texts.join(" ").replace(/\s+/g, " "),
+  };
+}
+"""
+
+
+def _watched_page(browser, docname: str) -> OpenPage:
+    """A tab in a fresh context (empty storage, service workers blocked) whose requests to
+    hosts other than 127.0.0.1 are aborted and recorded, as are its failed local requests,
+    console errors and uncaught exceptions. Close it with `.page.context.close()`."""
+    context = browser.new_context(viewport=VIEWPORT, service_workers="block")
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    state = OpenPage(docname, page)
+
+    def route(route):
+        if urlsplit(route.request.url).hostname == LOCALHOST:
+            route.continue_()
+        else:
+            state.external_requests.append(route.request.url)
+            route.abort("internetdisconnected")
+
+    def console(message):
+        if message.type == "error":
+            state.console_errors.append(f"console: {message.text} ({message.location.get('url')})")
+
+    def response(response):
+        if response.status >= 400:
+            state.failed_requests.append(f"HTTP {response.status}: {response.url}")
+
+    def failed(request):
+        if urlsplit(request.url).hostname == LOCALHOST:
+            state.failed_requests.append(f"{request.failure}: {request.url}")
+
+    page.route("**/*", route)
+    page.on("console", console)
+    page.on("pageerror", lambda error: state.console_errors.append(f"exception: {error}"))
+    page.on("response", response)
+    page.on("requestfailed", failed)
+    return state
+
+
+@pytest.fixture(scope="module", params=PAGES)
+def opened(request, browser, site):
+    """One page of the table of contents, loaded with the network cut off."""
+    state = _watched_page(browser, request.param)
+    state.page.goto(f"{site}/{state.docname}.html", wait_until="load")
+    state.facts = state.page.evaluate(COLLECT_FACTS)
+    if state.docname == SCREENSHOT_PAGE:
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        state.page.screenshot(path=str(SCREENSHOT), full_page=True)
+    yield state
+    state.page.context.close()
+
+
+def test_the_network_is_cut_off(browser, site):
+    """The harness itself: a fetch from another host is recorded and fails, a local one works."""
+    state = _watched_page(browser, PAGES[0])
+    try:
+        state.page.goto(f"{site}/{PAGES[0]}.html", wait_until="load")
+        outcome = state.page.evaluate("""async () => {
+            const local = await fetch("objects.inv").then((r) => r.status, () => "failed");
+            const remote = await fetch("https://example.org/x.js").then((r) => r.status, () => "failed");
+            return [local, remote];
+        }""")
+    finally:
+        state.page.context.close()
+    assert outcome == [200, "failed"], outcome
+    assert state.external_requests == ["https://example.org/x.js"], state.external_requests
+
+
+def test_every_built_page_is_in_the_browser_run(book):
+    built = {
+        path.relative_to(book).with_suffix("").as_posix()
+        for path in book.rglob("*.html")
+        if not path.relative_to(book).parts[0].startswith("_")
+    }
+    assert built == set(PAGES) | GENERATED_PAGES, (
+        f"pages built but not opened: {sorted(built - set(PAGES) - GENERATED_PAGES)}; "
+        f"pages in _toc.yml but not built: {sorted(set(PAGES) - built)}"
+    )
+
+
+def test_index_redirects_to_the_root_page(browser, site):
+    state = _watched_page(browser, "index")
+    try:
+        state.page.goto(f"{site}/index.html")
+        state.page.wait_for_url(f"{site}/{PAGES[0]}.html")
+    finally:
+        state.page.context.close()
+    assert not state.external_requests + state.failed_requests, state.external_requests + state.failed_requests
+
+
+def test_page_loads_offline(opened, site):
+    """No request leaves 127.0.0.1, every local request succeeds, no console error."""
+    problems = ([f"tried to reach the network: {url}" for url in opened.external_requests]
+                + opened.failed_requests + opened.console_errors)
+    assert not problems, "\n".join(problems)
+
+
+def test_math_is_rendered_by_local_mathjax(opened, site):
+    facts = opened.facts
+    scripts = [url.split("?")[0] for url in facts["mathjaxScripts"]]
+    assert set(scripts) <= {f"{site}/_static/mathjax/tex-mml-chtml.js"}, f"MathJax not from the book: {scripts}"
+    if facts["mathCount"]:
+        assert scripts, "the page has formulas but loads no MathJax"
+        assert facts["mathjaxVersion"] and facts["mathjaxVersion"].startswith("3."), facts["mathjaxVersion"]
+        assert not facts["unrendered"], f"formulas MathJax did not render: {facts['unrendered'][:10]}"
+        assert facts["renderedCount"] >= facts["mathCount"]
+    assert not facts["mathErrors"], f"MathJax errors: {facts['mathErrors'][:10]}"
+    leftovers = _in_context(RAW_TEX, facts["text"])
+    assert not leftovers, "TeX source left in the text (a formula Markdown did not parse):\n" + "\n".join(leftovers)
+
+
+def test_images_load(opened):
+    broken = [image["src"] for image in opened.facts["images"] if image["width"] == 0]
+    assert not broken, "images that did not load:\n" + "\n".join(broken)
+
+
+def test_internal_links_and_references_resolve(opened, book, site):
+    broken = []
+    for href in sorted(set(opened.facts["links"])):
+        url = urlsplit(href)
+        if f"{url.scheme}://{url.netloc}" != site:
+            continue  # a link to another site (not loaded), mailto: or javascript:
+        target = book / unquote(url.path).lstrip("/")
+        if url.path.endswith("/"):
+            target = target / "index.html"
+        if not target.is_file():
+            broken.append(f"broken link {href}: no file {target.relative_to(book)}")
+        elif url.fragment and target.suffix == ".html" and unquote(url.fragment) not in _anchors(target):
+            broken.append(f"broken link {href}: no id {unquote(url.fragment)!r} in {target.relative_to(book)}")
+    broken += [f"unresolved reference: {text}" for text in opened.facts["missingReferences"]]
+    broken += [f"unresolved reference marker: {place}" for place in _in_context(UNRESOLVED, opened.facts["text"])]
+    assert not broken, "\n".join(broken)
+
+
+def test_solutions_are_hidden_until_toggled(opened):
+    page = opened.page
+    solutions = page.locator("div.solution.dropdown")
+    assert solutions.count() == _solution_count(opened.docname), (
+        f"{solutions.count()} solution dropdowns on the page, "
+        f"{_solution_count(opened.docname)} solution directives in {_source(opened.docname).name}")
+    for index in range(solutions.count()):
+        solution = solutions.nth(index)
+        body = solution.locator(":scope > :not(.admonition-title)")
+        assert body.count() > 0, f"solution {index + 1} has no body"
+        label = solution.get_attribute("id")
+        assert not any(body.nth(i).is_visible() for i in range(body.count())), f"{label} is shown before a click"
+        solution.locator(":scope > .admonition-title button.toggle-button").click()
+        body.first.wait_for(state="visible", timeout=5_000)
+        assert all(body.nth(i).is_visible() for i in range(body.count())), f"{label} is not shown after a click"
+    assert not opened.console_errors, "\n".join(opened.console_errors)
+
+
+@pytest.mark.parametrize("opened", [SCREENSHOT_PAGE], indirect=True)
+def test_screenshot_of_a_chapter_is_saved(opened):
+    header = SCREENSHOT.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+    assert width == VIEWPORT["width"] and height > VIEWPORT["height"], (width, height)
