@@ -44,8 +44,8 @@ K_s, Cw_s, Cb_s = sp.symbols("K C_w C_b", positive=True)
 
 def test_relu_variance_recursion_accepts_the_half_line_moment(capsys):
     # E_K[relu(z)^2] = K/2 by symmetry; a float coefficient is as good as a rational one
-    assert ch01.check_relu_variance_recursion(Cb_s + Cw_s * K_s / 2, K_s, Cw_s, Cb_s)
-    assert ch01.check_relu_variance_recursion(Cb_s + 0.5 * Cw_s * K_s, K_s, Cw_s, Cb_s)
+    ch01.check_relu_variance_recursion(Cb_s + Cw_s * K_s / 2, K_s, Cw_s, Cb_s)
+    ch01.check_relu_variance_recursion(Cb_s + 0.5 * Cw_s * K_s, K_s, Cw_s, Cb_s)
     assert "Correct" in capsys.readouterr().out
 
 
@@ -79,7 +79,7 @@ def erf_dual_by_price(k11, k12, k22):
 
 
 def test_erf_dual():
-    assert ch01.check_erf_dual(erf_dual_by_price)
+    ch01.check_erf_dual(erf_dual_by_price)
     # the formula for erf(x / sqrt(2)) (variances without the factor 2)
     rejects(ch01.check_erf_dual, lambda a, c, b: 2 / np.pi * np.arcsin(c / np.sqrt((1 + a) * (1 + b))),
             "closed form.*Price")
@@ -93,7 +93,7 @@ def tanh_trajectory(k0, depth):
 
 
 def test_tanh_variances():
-    assert ch01.check_tanh_variances(lambda k0, depth: tanh_trajectory(k0, depth)[1:])
+    ch01.check_tanh_variances(lambda k0, depth: tanh_trajectory(k0, depth)[1:])
     rejects(ch01.check_tanh_variances, lambda k0, depth: tanh_trajectory(k0, depth)[:-1], r"starts with K\^\(0\)")
     rejects(ch01.check_tanh_variances, lambda k0, depth: tanh_trajectory(k0, depth)[2:],
             r"expected 2000 variances.*\(1999,\)")
@@ -114,8 +114,8 @@ def erf_critical_point_2d(c_b=0.05):
 
 
 def test_erf_critical_point():
-    assert ch01.check_erf_critical_point(erf_critical_point_2d())
-    assert ch01.check_erf_critical_point(np.array([erf_critical_point_2d()]))  # a size-1 array is a number
+    ch01.check_erf_critical_point(erf_critical_point_2d())
+    ch01.check_erf_critical_point(np.array([erf_critical_point_2d()]))  # a size-1 array is a number
     rejects(ch01.check_erf_critical_point, np.pi / 4, r"pi/4 is the answer at sigma_b\^2 = 0")
     rejects(ch01.check_erf_critical_point, erf_critical_point_2d(c_b=0.1), "got .* where .* was expected")
 
@@ -132,7 +132,7 @@ def test_erf_critical_point_rejects_non_numbers(answer, match):
 
 
 def test_sine_ntk():
-    assert ch02.check_sine_ntk(lambda xi: np.exp(-1) * (np.sinh(xi) + xi * np.cosh(xi)))
+    ch02.check_sine_ntk(lambda xi: np.exp(-1) * (np.sinh(xi) + xi * np.cosh(xi)))
     rejects(ch02.check_sine_ntk, lambda xi: np.exp(-1) * np.sinh(xi), "sine NTK.*dual")  # the NNGP only
     rejects(ch02.check_sine_ntk, lambda xi: np.exp(-1) * (np.sinh(xi) + xi * np.cosh(xi)).sum(),
             r"expected shape \(41,\), got \(\)")
@@ -148,20 +148,20 @@ def flow_by_expm(K, k_test, y, f0_train, f0_test, t, *, scale=None):
 
 
 def test_gradient_flow():
-    assert ch02.check_gradient_flow(flow_by_expm)
+    ch02.check_gradient_flow(flow_by_expm)
     rejects(ch02.check_gradient_flow, lambda *args: flow_by_expm(*args, scale=1.0), r"exp\(-t K\)")
     rejects(ch02.check_gradient_flow, lambda K, kt, y, a, b, t: flow_by_expm(K, kt, y, a, 0 * b, t), "f_t on the test")
 
 
 def test_width_requirement():
     # 2 sqrt(2) n sqrt(L0) / (lam0 sqrt(m)) < lam0 / (8 n)  <=>  m > (16 sqrt(2) n^2 sqrt(L0) / lam0^2)^2
-    assert ch02.check_width_requirement(lambda n, L0, lam0: (16 * math.sqrt(2) * n**2 * math.sqrt(L0) / lam0**2) ** 2)
+    ch02.check_width_requirement(lambda n, L0, lam0: (16 * math.sqrt(2) * n**2 * math.sqrt(L0) / lam0**2) ** 2)
     rejects(ch02.check_width_requirement, lambda n, L0, lam0: 16 * n**2 * L0 / lam0**2, "notes")
     rejects(ch02.check_width_requirement, lambda n, L0, lam0: np.array([1.0, 2.0]), "expected a single number")
 
 
 def test_kernel_ridge():
-    assert ch02.check_kernel_ridge(lambda K, kt, y, r: kt @ np.linalg.solve(K + r * np.eye(len(y)), y))
+    ch02.check_kernel_ridge(lambda K, kt, y, r: kt @ np.linalg.solve(K + r * np.eye(len(y)), y))
     rejects(ch02.check_kernel_ridge, lambda K, kt, y, r: kt @ np.linalg.solve(K + 2 * r * np.eye(len(y)), y), "ridge")
 
 
@@ -180,7 +180,7 @@ def block_eigenvalues_by_blocks(v, w, x):
 
 
 def test_block_eigenvalues():
-    assert ch03.check_block_eigenvalues(block_eigenvalues_by_blocks)
+    ch03.check_block_eigenvalues(block_eigenvalues_by_blocks)
     rejects(ch03.check_block_eigenvalues, lambda v, w, x: block_eigenvalues_by_blocks(v, w, x) * np.sqrt(len(w)),
             "eigenvalues.*1/sqrt\\(m\\)")
     rejects(ch03.check_block_eigenvalues, lambda v, w, x: block_eigenvalues_by_blocks(v, w, x)[::2],
@@ -188,7 +188,7 @@ def test_block_eigenvalues():
 
 
 def test_norm_221():
-    assert ch03.check_norm_221(linearity.norm_221)
+    ch03.check_norm_221(linearity.norm_221)
     sum_of_norms = lambda T: sum(np.linalg.norm(T[:, :, k], 2) for k in range(T.shape[2]))  # noqa: E731  an upper bound
     rejects(ch03.check_norm_221, sum_of_norms, "norm of a .* tensor.*signs")
     largest_slice = lambda T: max(np.linalg.norm(T[:, :, k], 2) for k in range(T.shape[2]))  # noqa: E731  a lower bound
@@ -202,7 +202,7 @@ def relu_hessian_norm_by_blocks(w, x):
 
 
 def test_relu_hessian_norm():
-    assert ch03.check_relu_hessian_norm(relu_hessian_norm_by_blocks)
+    ch03.check_relu_hessian_norm(relu_hessian_norm_by_blocks)
     rejects(ch03.check_relu_hessian_norm, lambda w, x: relu_hessian_norm_by_blocks(w, x) * np.sqrt(len(w)),
             r"\|\|H\|\| for m = 50")
     with_log = lambda w, x: relu_hessian_norm_by_blocks(w, x) * np.sqrt(2 * np.log(len(w)))  # noqa: E731  tanh's law
@@ -243,7 +243,7 @@ def chizat_bach_experiment(alphas=(8.0, 16.0, 32.0, 64.0), width=16, n=6, steps=
 
 def test_chizat_bach_slope():
     alphas, changes = chizat_bach_experiment()
-    assert ch03.check_chizat_bach_slope(stats.fit_loglog(alphas, changes).slope)
+    ch03.check_chizat_bach_slope(stats.fit_loglog(alphas, changes).slope)
     rejects(ch03.check_chizat_bach_slope, np.polyfit(alphas, changes, 1)[0], "not close to -1")  # linear axes
     rejects(ch03.check_chizat_bach_slope, -0.5, "not close to -1.*O\\(1/alpha\\)")  # the 1/sqrt(width) law
     rejects(ch03.check_chizat_bach_slope, stats.fit_loglog(alphas, changes), r"take its \.slope")
@@ -261,8 +261,8 @@ def catapult_step_expanded(r, lam, c, y, eta):
 
 
 def test_catapult_step():
-    assert ch04.check_catapult_step(catapult_step_expanded)
-    assert ch04.check_catapult_step(lambda *args: np.array(catapult_step_expanded(*args)))  # any pair
+    ch04.check_catapult_step(catapult_step_expanded)
+    ch04.check_catapult_step(lambda *args: np.array(catapult_step_expanded(*args)))  # any pair
     without_label = lambda r, lam, c, y, eta: catapult_step_expanded(r, lam, c, 0.0, eta)  # noqa: E731  z = r
     rejects(ch04.check_catapult_step, without_label, "r_next .*y=1.0")
     rejects(ch04.check_catapult_step, lambda *args: catapult_step_expanded(*args)[0], "pair .*got float")
@@ -281,12 +281,12 @@ def make_quadratic_by_hand(f, params0, *, second_order=0.5):
 
 
 def test_quadratic_model():
-    assert ch04.check_quadratic_model(make_quadratic_by_hand)
+    ch04.check_quadratic_model(make_quadratic_by_hand)
     rejects(ch04.check_quadratic_model, lambda f, p0: make_quadratic_by_hand(f, p0, second_order=1.0), "g''\\(0\\)/2")
 
 
 def test_label_shift():
-    assert ch04.check_label_shift(lambda phi, psi, y: quadratic.perturbative_minimizer(phi, psi, y).label_shift)
+    ch04.check_label_shift(lambda phi, psi, y: quadratic.perturbative_minimizer(phi, psi, y).label_shift)
 
     def plus_half(phi, psi, y):  # the sign of the shift forgotten
         theta_f = np.linalg.pinv(phi.T) @ y
@@ -297,7 +297,7 @@ def test_label_shift():
 
 
 def test_escape_time():
-    assert ch04.check_escape_time(lambda el, r0, c: -(np.log(abs(r0)) + 0.5 * np.log(c)) / np.log(el - 1))
+    ch04.check_escape_time(lambda el, r0, c: -(np.log(abs(r0)) + 0.5 * np.log(c)) / np.log(el - 1))
     rejects(ch04.check_escape_time, lambda el, r0, c: -(np.log(abs(r0)) + 0.5 * np.log(c)) / np.log(el),
             "escape time at")
     with np.errstate(invalid="ignore"):
@@ -323,7 +323,7 @@ def min_l1_epigraph(X, y):
 
 
 def test_min_l1():
-    assert ch05.check_min_l1(min_l1_epigraph)
+    ch05.check_min_l1(min_l1_epigraph)
     rejects(ch05.check_min_l1, lambda X, y: np.linalg.pinv(X) @ y, r"\|\|beta\|\|_1 on a")  # the minimum-l2 one
     rejects(ch05.check_min_l1, lambda X, y: min_l1_epigraph(X, 2 * y), "does not interpolate")
     rejects(ch05.check_min_l1, lambda X, y: min_l1_epigraph(X, y)[:, None], "vector of length d = 12")
@@ -343,7 +343,7 @@ def support_vectors_by_active_sets(X, y):
 
 
 def test_support_vectors():
-    assert ch05.check_support_vectors(support_vectors_by_active_sets)
+    ch05.check_support_vectors(support_vectors_by_active_sets)
     rejects(ch05.check_support_vectors, lambda X, y: ~support_vectors_by_active_sets(X, y), "a_i = 0")
     rejects(ch05.check_support_vectors, lambda X, y: np.flatnonzero(support_vectors_by_active_sets(X, y)),
             "boolean mask of shape")
@@ -354,7 +354,7 @@ def test_continuum_mass():
         lower, upper = np.pi / s1**2, np.pi / s2**2
         return lower / (lower + upper)
 
-    assert ch05.check_continuum_mass(lower_mass)
+    ch05.check_continuum_mass(lower_mass)
     rejects(ch05.check_continuum_mass, lambda s1, s2: s2 / (s1 + s2), "Fokker-Planck")  # p ~ 1/sigma
 
 
@@ -364,7 +364,7 @@ def test_gd_bias_order():
         target = np.asarray(implicit_bias.argmin_Q(X, y, alpha=0.1))
         return np.linalg.norm(beta - target) / (np.linalg.norm(target) if relative else 1.0)
 
-    assert ch05.check_gd_bias_order(relative_deviation)
+    ch05.check_gd_bias_order(relative_deviation)
     rejects(ch05.check_gd_bias_order, lambda X, y, c: relative_deviation(X, y, c, relative=False), "deviation")
 
 
@@ -378,7 +378,7 @@ def breakpoints_by_loop(w, b, v, lo, hi):
 
 
 def test_shallow_breakpoints():
-    assert ch06.check_shallow_breakpoints(breakpoints_by_loop)
+    ch06.check_shallow_breakpoints(breakpoints_by_loop)
     every_neuron = lambda w, b, v, lo, hi: breakpoints_by_loop(w, b, np.ones_like(v), lo, hi)  # noqa: E731
     rejects(ch06.check_shallow_breakpoints, every_neuron, "expected 3 breakpoints, got 4.*v_j != 0")
     rejects(ch06.check_shallow_breakpoints, lambda *args: breakpoints_by_loop(*args)[::-1], "return them sorted")
@@ -392,7 +392,7 @@ def test_region_recursion():
             table[n, d] = 1 if n == 0 or d == 0 else regions_count(n - 1, d) + regions_count(n - 1, d - 1)
         return table[n, d]
 
-    assert ch06.check_region_recursion(regions_count)
+    ch06.check_region_recursion(regions_count)
 
     def no_cell_in_a_point(n, d):  # the base case r(n, 0) = 0
         if n == 0:
@@ -415,7 +415,7 @@ def zigzag_by_hand(L, *, layers=None):
 
 
 def test_zigzag_net():
-    assert ch06.check_zigzag_net(zigzag_by_hand)
+    ch06.check_zigzag_net(zigzag_by_hand)
     rejects(ch06.check_zigzag_net, lambda L: zigzag_by_hand(L, layers=1), "values on \\[0, 1\\] for L = 2")
     rejects(ch06.check_zigzag_net, lambda L: zigzag_by_hand(L)[1], "should return a pair .*got list")
 
@@ -434,7 +434,7 @@ def test_expected_pieces():
         inside = scipy.stats.cauchy(scale=b_std / math.sqrt(2))
         return 1 + width * (inside.cdf(R) - inside.cdf(-R))
 
-    assert ch06.check_expected_pieces(expected_pieces)
+    ch06.check_expected_pieces(expected_pieces)
     rejects(ch06.check_expected_pieces, lambda n, R, b: 1 + n * 2 / np.pi * np.arctan(R / b), "Cauchy")
     rejects(ch06.check_expected_pieces, lambda n, R, b: n * 2 / np.pi * np.arctan(np.sqrt(2) * R / b), "E\\[pieces\\]")
 

@@ -31,7 +31,9 @@ def read(chapter: Path):
     return jupytext.read(chapter)
 
 
-CHAPTERS = [p for p in sorted((ROOT / "chapters").glob("*.md")) if make_student.is_chapter(read(p))]
+# the executable pages that set exercises (the appendices set none)
+CHAPTERS = [p for p in sorted((ROOT / "chapters").glob("*.md"))
+            if make_student.is_chapter(read(p)) and "{exercise}" in p.read_text()]
 STUB_MESSAGE = re.compile(r"^Exercise (?P<label>\S+): write your solution in this cell \(see the exercise text above\)")
 EXERCISE_LABEL = re.compile(r"^`{3,}\{exercise\}[^\n]*\n(?::[a-z-]+:[^\n]*\n)*?:label:\s*(\S+)", re.MULTILINE)
 

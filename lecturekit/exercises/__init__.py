@@ -17,10 +17,12 @@ class ExerciseCheckError(AssertionError):
     """Raised by a ``check_*`` function when a learner's answer is wrong."""
 
 
-def passed(message: str) -> bool:
-    """Report success (printed so it shows in the notebook) and return True."""
+def passed(message: str) -> None:
+    """Report success: print the message (a check that fails raises ExerciseCheckError instead).
+
+    Returns None, so that a notebook cell ending with a check shows the message and no value.
+    """
     print(f"Correct: {message}")
-    return True
 
 
 def require_callable(candidate: Any, *, what: str) -> None:

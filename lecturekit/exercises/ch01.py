@@ -23,7 +23,7 @@ from . import ExerciseCheckError, as_scalar, call, call_numeric, compare, passed
 # Exercise: the ReLU variance recursion (derivation, sympy)
 
 
-def check_relu_variance_recursion(expr: sp.Expr, K: sp.Symbol, C_w: sp.Symbol, C_b: sp.Symbol) -> bool:
+def check_relu_variance_recursion(expr: sp.Expr, K: sp.Symbol, C_w: sp.Symbol, C_b: sp.Symbol) -> None:
     """``expr`` must equal C_b + C_w E_K[max(z, 0)^2], z ~ N(0, K), as a sympy expression.
 
     The reference is the integral computed here by sympy; the comparison is symbolic.
@@ -70,7 +70,7 @@ def _erf_dual_reference(k11, k12, k22):
     return (2 / np.pi) * np.arcsin(2 * k12 / np.sqrt((1 + 2 * k11) * (1 + 2 * k22)))
 
 
-def check_erf_dual(erf_dual: Callable, *, seed: int = 0, samples: int = 400_000) -> bool:
+def check_erf_dual(erf_dual: Callable, *, seed: int = 0, samples: int = 400_000) -> None:
     """``erf_dual(k11, k12, k22)`` must return E[erf(u) erf(v)] for (u, v) ~ N(0, [[k11, k12], [k12, k22]]).
 
     Compared with the closed form (2/pi) arcsin(2 k12 / sqrt((1 + 2 k11)(1 + 2 k22))) to 1e-8 and
@@ -112,7 +112,7 @@ def _tanh_reference(k0: float, depth: int, nodes: int = 200) -> np.ndarray:
     return np.array(out)
 
 
-def check_tanh_variances(tanh_variances: Callable, *, k0: float = 1.0, depth: int = 2000) -> bool:
+def check_tanh_variances(tanh_variances: Callable, *, k0: float = 1.0, depth: int = 2000) -> None:
     """``tanh_variances(k0, depth)`` must return K^(1..depth) for tanh at (C_b, C_w) = (0, 1).
 
     Compared with an independent NumPy Gauss-Hermite iteration (rtol 1e-7), then 2 l K_l is
@@ -150,7 +150,7 @@ def erf_critical_weight_variance(c_b: float) -> float:
     return float(np.pi / 4 * np.sqrt(1 + 4 * k_star))
 
 
-def check_erf_critical_point(sigma_w2: float, *, c_b: float = 0.05) -> bool:
+def check_erf_critical_point(sigma_w2: float, *, c_b: float = 0.05) -> None:
     """``sigma_w2`` must be the C_w with chi_perp(K*) = 1 for erf at C_b = ``c_b`` (rtol 1e-4)."""
     value = as_scalar(sigma_w2, what="sigma_w2")
     want = erf_critical_weight_variance(c_b)

@@ -17,7 +17,7 @@ from . import as_scalar, call_numeric, compare, passed, require_callable
 __all__ = ["check_sine_ntk", "check_gradient_flow", "check_width_requirement", "check_kernel_ridge"]
 
 
-def check_sine_ntk(sine_ntk: Callable) -> bool:
+def check_sine_ntk(sine_ntk: Callable) -> None:
     """sine_ntk(xi): infinite-width NTK of f = m^-1/2 sum a_i sin(w_i.x) on the unit sphere.
 
     Reference: E[sin u sin v] + xi E[cos u cos v] for standard Gaussians with correlation xi,
@@ -72,7 +72,7 @@ def _flow_reference() -> np.ndarray:
     return state
 
 
-def check_gradient_flow(flow_predictor: Callable) -> bool:
+def check_gradient_flow(flow_predictor: Callable) -> None:
     """flow_predictor(K, k_test, y, f0_train, f0_test, t) -> f_t on the test points.
 
     Reference: the ODE d f_S/dt = -(1/n) K (f_S - y), d f_x/dt = -(1/n) k(x, S)(f_S - y)
@@ -96,7 +96,7 @@ def _expm_sym(a: np.ndarray) -> np.ndarray:
     return (u * np.exp(mu)) @ u.T
 
 
-def check_width_requirement(width_needed: Callable) -> bool:
+def check_width_requirement(width_needed: Callable) -> None:
     """width_needed(n, L0, lam0): the width above which Du et al.'s argument closes."""
     require_callable(width_needed, what="width_needed")
     cases = [(4, 0.5, 0.1), (10, 1.3, 0.25), (3, 0.2, 0.05)]
@@ -111,7 +111,7 @@ def check_width_requirement(width_needed: Callable) -> bool:
     return passed("m > 512 n^4 L(0) / lambda_0^4.")
 
 
-def check_kernel_ridge(krr_predict: Callable) -> bool:
+def check_kernel_ridge(krr_predict: Callable) -> None:
     """krr_predict(K, k_test, y, ridge) -> predictions k(X_test, S)(K + ridge I)^-1 y.
 
     Reference: primal ridge regression on explicit random features, solved with numpy.

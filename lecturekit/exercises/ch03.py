@@ -33,7 +33,7 @@ def _dense_tanh_hessian(theta: jax.Array, m: int) -> jax.Array:
     return jax.hessian(lambda t: jnp.sum(t[m:] * jnp.tanh(t[:m] * _X)) / jnp.sqrt(m))(theta)
 
 
-def check_block_eigenvalues(candidate: Callable) -> bool:
+def check_block_eigenvalues(candidate: Callable) -> None:
     """candidate(v, w, x) -> the 2m Hessian eigenvalues (any order) of
     f(w, v) = m^{-1/2} sum_i v_i tanh(w_i x) with respect to (w, v)."""
     require_callable(candidate, what="block_eigenvalues")
@@ -56,7 +56,7 @@ def _norm_221_reference(t: np.ndarray) -> float:
     return best
 
 
-def check_norm_221(candidate: Callable) -> bool:
+def check_norm_221(candidate: Callable) -> None:
     """candidate(T) -> the (2,2,1)-norm sup_{|u|=|v|=1} sum_k |u^T T_k v| of a (p, q, m) tensor."""
     require_callable(candidate, what="norm_221")
     rng = np.random.default_rng(2024)
@@ -83,7 +83,7 @@ def _relu_hessian_norm_reference(m: int, x: float, seed: int) -> float:
     return float(hessian.spectral_norm(f, {"w": jnp.asarray(w), "v": jnp.asarray(v)}, tol=1e-10))
 
 
-def check_relu_hessian_norm(candidate: Callable) -> bool:
+def check_relu_hessian_norm(candidate: Callable) -> None:
     """candidate(w, x) -> exact ||H||_2 of f(w, v) = m^{-1/2} sum_i v_i relu(w_i x) w.r.t. (w, v)."""
     require_callable(candidate, what="relu_hessian_norm")
     for m, x, seed in [(50, 0.9, 3), (2000, -1.3, 4)]:
@@ -94,7 +94,7 @@ def check_relu_hessian_norm(candidate: Callable) -> bool:
     return passed("the ReLU Hessian norm is |x| / sqrt(m) as soon as one neuron is active: no log factor.")
 
 
-def check_chizat_bach_slope(slope: float) -> bool:
+def check_chizat_bach_slope(slope: float) -> None:
     """slope: fitted log-log slope of Delta K against the output scale alpha (fixed width)."""
     if hasattr(slope, "slope") and not np.isscalar(slope):
         raise ExerciseCheckError("slope should be a number: you passed the whole fit; take its .slope")

@@ -31,7 +31,7 @@ def _bilinear_gd_step(u, v, x, y, eta):
     return (r, lam, k**2 * (x @ x)), (z_new - y, lam_new)
 
 
-def check_catapult_step(catapult_step) -> bool:
+def check_catapult_step(catapult_step) -> None:
     """catapult_step(r, lam, c, y, eta) -> (r_next, lam_next) must equal one GD step."""
     require_callable(catapult_step, what="catapult_step")
     rng = np.random.default_rng(4)
@@ -72,7 +72,7 @@ def _dense_taylor_terms(p0, p, x):
     return g(flat0), jax.jacfwd(g)(flat0) @ delta, jnp.einsum("i,nij,j->n", delta, hess, delta)
 
 
-def check_quadratic_model(make_quadratic) -> bool:
+def check_quadratic_model(make_quadratic) -> None:
     """make_quadratic(f, params0) -> f_quad(params, x) must be the 2nd-order Taylor model."""
     require_callable(make_quadratic, what="make_quadratic")
     net = _quadratic_test_net()
@@ -97,7 +97,7 @@ def check_quadratic_model(make_quadratic) -> bool:
     return passed("your quadratic model agrees with the dense Taylor expansion (Jacobian and Hessian).")
 
 
-def check_label_shift(label_shift) -> bool:
+def check_label_shift(label_shift) -> None:
     """label_shift(phi, psi, y) -> Y_I with theta_F + eps theta_I fitting Y + eps Y_I."""
     require_callable(label_shift, what="label_shift")
     rng = np.random.default_rng(7)
@@ -114,7 +114,7 @@ def check_label_shift(label_shift) -> bool:
     return passed("the deformed labels Y + eps Y_I are right.")
 
 
-def check_escape_time(escape_time) -> bool:
+def check_escape_time(escape_time) -> None:
     """escape_time(eta_lam0, r0, c) = ln(1 / (|r0| sqrt(c))) / ln(eta_lam0 - 1)."""
     require_callable(escape_time, what="escape_time")
     for el, r0, c in [(3.0, 0.2, 1e-4), (2.5, -0.5, 1e-3), (3.7, 1.0, 1e-6)]:

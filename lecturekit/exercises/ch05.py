@@ -24,7 +24,7 @@ def _sparse_problem(seed: int, n: int, d: int, k: int):
     return X, X @ beta
 
 
-def check_min_l1(min_l1: Callable) -> bool:
+def check_min_l1(min_l1: Callable) -> None:
     """min_l1(X, y) must return argmin ||beta||_1 subject to X beta = y."""
     require_callable(min_l1, what="min_l1")
     for seed, (n, d, k) in enumerate([(5, 12, 2), (8, 20, 4), (15, 30, 8)]):
@@ -44,7 +44,7 @@ def check_min_l1(min_l1: Callable) -> bool:
     return passed("your linear program finds the minimum-l1 interpolant on three random problems.")
 
 
-def check_support_vectors(support_vectors: Callable) -> bool:
+def check_support_vectors(support_vectors: Callable) -> None:
     """support_vectors(X, y) must return the boolean mask {i : a_i > 0} of the hard-margin SVM."""
     require_callable(support_vectors, what="support_vectors")
     rng = np.random.default_rng(7)
@@ -71,7 +71,7 @@ def check_support_vectors(support_vectors: Callable) -> bool:
     return passed("your support vectors agree with the SVM dual on three data sets.")
 
 
-def check_continuum_mass(lower_mass: Callable) -> bool:
+def check_continuum_mass(lower_mass: Callable) -> None:
     """lower_mass(s1, s2): stationary mass of [0, pi) for step sizes s1 on [0, pi) and s2 on [pi, 2 pi)."""
     require_callable(lower_mass, what="lower_mass")
     for s1, s2 in [(1.0, 1.0), (1.0, 2.0), (2.0, 1.0), (0.5, 3.0), (1.3, 1.7)]:
@@ -93,7 +93,7 @@ def _gd_deviation_reference(step_scale: float) -> float:
     return float(np.linalg.norm(beta - ref) / np.linalg.norm(ref))
 
 
-def check_gd_bias_order(deviation: Callable) -> bool:
+def check_gd_bias_order(deviation: Callable) -> None:
     """deviation(X, y, step_scale) must return ||beta_GD - argmin Q|| / ||argmin Q|| at alpha = 0.1."""
     require_callable(deviation, what="deviation")
     X, y = _sparse_problem(0, 20, 40, 3)

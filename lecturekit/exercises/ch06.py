@@ -23,7 +23,7 @@ def _shallow_reference(w, b, v, lo, hi):
     return np.asarray(regions.breakpoints_1d(net, params, lo, hi))
 
 
-def check_shallow_breakpoints(shallow_breakpoints: Callable) -> bool:
+def check_shallow_breakpoints(shallow_breakpoints: Callable) -> None:
     """shallow_breakpoints(w, b, v, lo, hi) -> sorted kinks in (lo, hi) of sum_j v_j relu(w_j x + b_j)."""
     require_callable(shallow_breakpoints, what="shallow_breakpoints")
     rng = np.random.default_rng(606)
@@ -51,7 +51,7 @@ def check_shallow_breakpoints(shallow_breakpoints: Callable) -> bool:
     return passed("breakpoints -b_j/w_j of the neurons with w_j != 0 and v_j != 0 inside the interval.")
 
 
-def check_region_recursion(regions_count: Callable) -> bool:
+def check_region_recursion(regions_count: Callable) -> None:
     """regions_count(n, d) -> cells of n hyperplanes in general position in R^d, via the recursion."""
     require_callable(regions_count, what="regions_count")
     for n in range(0, 13):
@@ -95,7 +95,7 @@ def _check_zigzag_structure(net, params, depth: int) -> None:
                                  f"{net.widths}: {err}") from None
 
 
-def check_zigzag_net(zigzag_net: Callable) -> bool:
+def check_zigzag_net(zigzag_net: Callable) -> None:
     """zigzag_net(L) -> (net, params): a ReLU mlp equal to g o ... o g (L times) on [0, 1]."""
     require_callable(zigzag_net, what="zigzag_net")
     xs = np.linspace(0.0, 1.0, 2001)
@@ -119,7 +119,7 @@ def check_zigzag_net(zigzag_net: Callable) -> bool:
     return passed("g^L has exactly 3^L pieces on [0, 1] (counted from the weights) for L = 1..5.")
 
 
-def check_expected_pieces(expected_pieces: Callable) -> bool:
+def check_expected_pieces(expected_pieces: Callable) -> None:
     """expected_pieces(width, R, b_std) -> E[#pieces on [-R, R]] of a 1-hidden-layer NTK ReLU net, n0 = 1."""
     require_callable(expected_pieces, what="expected_pieces")
     for width, radius, b_std in ((1, 1.0, 1.0), (10, 0.5, 1.0), (64, 2.0, 0.3), (7, 3.0, 5.0)):
