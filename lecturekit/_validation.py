@@ -53,23 +53,11 @@ def _real_dtype(dtype: Any) -> bool:
     return dtype != object and (np.issubdtype(dtype, np.floating) or np.issubdtype(dtype, np.integer))
 
 
-def as_float_array(
-    value: Any,
-    *,
-    name: str,
-    ndim: int | tuple[int, ...] | None = None,
-    finite: bool = True,
-    nonempty: bool = False,
-    min_ndim: int = 0,
-) -> jax.Array:
-    """Convert ``value`` to a floating JAX array, checking its dtype, dimension and finiteness.
-
-    Integer inputs are promoted to the default float dtype; boolean, complex, string and
-    object inputs (and None) are rejected with a ``TypeError`` naming ``name``. ``ndim``
-    is the allowed number of dimensions (an int or a tuple of ints), ``min_ndim`` the least
-    one; ``nonempty`` requires at least one entry. Traced inputs are returned as they are, after the dtype and shape
-    checks.
-    """
+def _real_array(
+    value: Any, *, name: str, ndim: int | tuple[int, ...] | None, min_ndim: int, nonempty: bool
+) -> np.ndarray | jax.Array:
+    """``value`` as an array (JAX arrays, traced or not, are kept as they are) after the type,
+    dtype and shape checks shared by :func:`as_float_array` and :func:`as_host_float_array`."""
     if isinstance(value, (str, bytes)) or value is None:
         raise TypeError(f"{name} must be a real array of numbers, got {type(value).__name__}")
     if isinstance(value, jax.Array):  # concrete or traced: never copied to the host here
@@ -90,6 +78,27 @@ def as_float_array(
         raise ValueError(f"{name} must be at least {min_ndim}-D, got shape {tuple(arr.shape)}")
     if nonempty and arr.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {tuple(arr.shape)}")
+    return arr
+
+
+def as_float_array(
+    value: Any,
+    *,
+    name: str,
+    ndim: int | tuple[int, ...] | None = None,
+    finite: bool = True,
+    nonempty: bool = False,
+    min_ndim: int = 0,
+) -> jax.Array:
+    """Convert ``value`` to a floating JAX array, checking its dtype, dimension and finiteness.
+
+    Integer inputs are promoted to the default float dtype; boolean, complex, string and
+    object inputs (and None) are rejected with a ``TypeError`` naming ``name``. ``ndim``
+    is the allowed number of dimensions (an int or a tuple of ints), ``min_ndim`` the least
+    one; ``nonempty`` requires at least one entry. Traced inputs are returned as they are
+    (promoted to float), after the dtype and shape checks.
+    """
+    arr = _real_array(value, name=name, ndim=ndim, min_ndim=min_ndim, nonempty=nonempty)
     if is_traced(arr):
         return arr if np.issubdtype(arr.dtype, np.floating) else arr.astype(float_dtype())
     host = np.asarray(arr)
@@ -98,7 +107,8 @@ def as_float_array(
         arr = host
     if finite and not np.all(np.isfinite(host)):
         raise ValueError(f"{name} must be finite, but it contains NaN or infinity")
-    return jnp.asarray(arr)
+    # device_put, not jnp.asarray: the latter compiles a small program for every new shape
+    return arr if isinstance(arr, jax.Array) else jax.device_put(arr)
 
 
 def as_host_float_array(
@@ -113,22 +123,7 @@ def as_host_float_array(
     that compute on the host: no JAX dtype canonicalization, nothing compiled)."""
     if is_traced(value):
         raise TypeError(f"{name} must be a concrete array (this function runs in NumPy, not under jit/vmap/grad)")
-    if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"{name} must be a real array of numbers, got {type(value).__name__}")
-    try:
-        arr = np.asarray(value)
-    except Exception as err:  # ragged lists and the like
-        raise TypeError(f"{name} must be a real array of numbers: {err}") from None
-    if not _real_dtype(arr.dtype):
-        raise TypeError(f"{name} must have a real floating or integer dtype, got {arr.dtype}")
-    if ndim is not None:
-        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
-        if arr.ndim not in allowed:
-            want = " or ".join(f"{d}-D" for d in allowed)
-            raise ValueError(f"{name} must be {want}, got shape {tuple(arr.shape)}")
-    if nonempty and arr.size == 0:
-        raise ValueError(f"{name} must not be empty, got shape {tuple(arr.shape)}")
-    arr = arr.astype(np.float64)
+    arr = np.array(_real_array(value, name=name, ndim=ndim, min_ndim=0, nonempty=nonempty), dtype=np.float64)
     if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, but it contains NaN or infinity")
     return arr
@@ -257,7 +252,9 @@ def check_inputs_pair(x1: Any, x2: Any, *, dim: int | None = None) -> tuple[jax.
     if b.shape[1] != a.shape[1]:
         raise ValueError(f"x1 and x2 must have the same input dimension, got {a.shape[1]} and {b.shape[1]}")
     if dim is not None and a.shape[1] != dim:
-        raise ValueError(f"x1: inputs must have {dim} columns (the network's input dimension), got shape {tuple(a.shape)}")
+        raise ValueError(
+            f"x1: inputs must have {dim} columns (the network's input dimension), got shape {tuple(a.shape)}"
+        )
     return a, b
 
 

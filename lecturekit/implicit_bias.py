@@ -402,7 +402,9 @@ def batch_second_moment_trace(theta: ArrayLike, X: ArrayLike, y: ArrayLike, batc
     Xa, ya = _check_regression(X, y)
     th = as_float_array(theta, name="theta", min_ndim=1)
     if th.shape[-1] != Xa.shape[1]:
-        raise ValueError(f"theta must have {Xa.shape[1]} entries along its last axis (columns of X), got shape {tuple(th.shape)}")
+        raise ValueError(
+            f"theta must have {Xa.shape[1]} entries along its last axis (columns of X), got shape {tuple(th.shape)}"
+        )
     b = check_real(batch, name="batch", positive=True)
     m = Xa.shape[0]
     if b > m:

@@ -187,7 +187,7 @@ def dual_expectations(
 
 def dual_fn(activation: str | _act.Activation, *, quadrature: bool = False, nodes: int = QUADRATURE_NODES):
     """The function (k11, k12, k22) -> (E[phi(u) phi(v)], E[phi'(u) phi'(v)]) behind
-    :func:`dual_expectations`, without input checks: pure jnp, usable inside ``jit``,
+    :func:`dual_expectations`, without checks of its array inputs: pure jnp, usable inside ``jit``,
     ``vmap`` and ``lax.scan`` (callers validate their own inputs)."""
     act = _act.get(activation)
     nodes = check_positive_int(nodes, name="nodes", minimum=2)

@@ -383,7 +383,9 @@ def kernel_change_runs(
     parsed = []
     for cfg in configs:
         if not isinstance(cfg, dict) or set(cfg) != {"train_head", "loss", "kernel_heads"}:
-            raise ValueError(f"each entry of configs must be a dict with keys train_head, loss, kernel_heads; got {cfg!r}")
+            raise ValueError(
+                f"each entry of configs must be a dict with keys train_head, loss, kernel_heads; got {cfg!r}"
+            )
         check_choice(cfg["loss"], ("cross_entropy", "square"), name="loss")
         if isinstance(cfg["kernel_heads"], str) or not isinstance(cfg["kernel_heads"], (list, tuple)):
             raise TypeError(f"kernel_heads must be a tuple of head names, got {cfg['kernel_heads']!r}")

@@ -99,7 +99,7 @@ class MLP:
         """Raise a clear error unless ``params`` has this network's structure and shapes, floating
         leaves, and (for concrete arrays) finite entries."""
         if not isinstance(params, (list, tuple)) or len(params) != self.depth + 1:
-            got = f"a {type(params).__name__} of length {len(params)}" if isinstance(params, (list, tuple)) else repr(params)
+            got = f"length {len(params)}" if isinstance(params, (list, tuple)) else type(params).__name__
             raise ValueError(f"params must be a list of {self.depth + 1} layer dicts (from net.init), got {got}")
         for i, (layer, n_in, n_out) in enumerate(zip(params, self.widths[:-1], self.widths[1:])):
             if not isinstance(layer, dict) or set(layer) != {"W", "b"}:

@@ -61,7 +61,8 @@ def empirical_ntk(f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | None = N
             )
         if a.shape[1] != net.input_dim:
             raise ValueError(
-                f"x1: inputs must have {net.input_dim} columns (the network's input dimension), got shape {tuple(a.shape)}"
+                f"x1: inputs must have {net.input_dim} columns (the network's input dimension), "
+                f"got shape {tuple(a.shape)}"
             )
         return _structured_ntk(net, params, a, a if same else b)
     return jacobian_ntk(f, params, a, None if same else b)

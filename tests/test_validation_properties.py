@@ -53,22 +53,35 @@ def _names_argument(message: str, arg: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(arg)}(?![A-Za-z0-9_])", message) is not None
 
 
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
 @pytest.mark.parametrize("spec_case, arg", PAIRS)
 @settings(max_examples=2, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_corrupted_argument_is_rejected_by_name(spec_case, arg, data):
-    """Every corruption of one argument raises TypeError/ValueError naming that argument."""
+    """Every corruption of one argument raises TypeError/ValueError naming that argument,
+    before anything is compiled."""
     valid = spec_case.valid()
+    compiled = []
+
+    def listener(event, duration, **kwargs):
+        if event == COMPILE_EVENT:
+            compiled.append(event)
+
     for bad, expected in bad_values(spec_case.specs[arg], valid[arg], data):
         kwargs = dict(valid)
         kwargs[arg] = bad
+        jax.monitoring.register_event_duration_secs_listener(listener)
         try:
             with pytest.raises(expected) as info:
                 spec_case.fn(**kwargs)
         finally:
+            jax.monitoring.unregister_event_duration_listener(listener)
             if spec_case.cleanup:
                 spec_case.cleanup()
         assert _names_argument(str(info.value), arg), f"{spec_case.name}({arg}={bad!r}) raised {info.value!r}"
+        assert not compiled, f"{spec_case.name}({arg}={bad!r}) compiled {len(compiled)} programs before raising"
 
 
 # ---------------------------------------------------------------------------------- traced inputs
