@@ -50,7 +50,7 @@ def float_dtype() -> np.dtype:
 
 
 def _real_dtype(dtype: Any) -> bool:
-    return dtype != object and (np.issubdtype(dtype, np.floating) or np.issubdtype(dtype, np.integer))
+    return dtype != object and (jnp.issubdtype(dtype, jnp.floating) or jnp.issubdtype(dtype, jnp.integer))
 
 
 def _real_array(
@@ -100,9 +100,9 @@ def as_float_array(
     """
     arr = _real_array(value, name=name, ndim=ndim, min_ndim=min_ndim, nonempty=nonempty)
     if is_traced(arr):
-        return arr if np.issubdtype(arr.dtype, np.floating) else arr.astype(float_dtype())
+        return arr if jnp.issubdtype(arr.dtype, jnp.floating) else arr.astype(float_dtype())
     host = np.asarray(arr)
-    if not np.issubdtype(host.dtype, np.floating):
+    if not jnp.issubdtype(host.dtype, jnp.floating):
         host = host.astype(float_dtype())
         arr = host
     if finite and not np.all(np.isfinite(host)):
@@ -272,7 +272,7 @@ def check_params_pytree(params: Any, *, name: str = "params") -> None:
         if isinstance(leaf, (str, bytes)):
             raise TypeError(f"every leaf of {name} must be a floating array, got {type(leaf).__name__}")
         dtype = leaf.dtype if hasattr(leaf, "dtype") else np.asarray(leaf).dtype
-        if dtype == object or not np.issubdtype(dtype, np.floating):
+        if dtype == object or not jnp.issubdtype(dtype, jnp.floating):
             raise TypeError(f"every leaf of {name} must be a floating array, got dtype {dtype}")
         host = concrete(leaf)
         if host is not None and not np.all(np.isfinite(host)):
