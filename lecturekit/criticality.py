@@ -48,7 +48,10 @@ from jax.typing import ArrayLike
 
 from . import activations as _act
 from . import kernels as _kernels
-from ._validation import as_float_array, check_positive_int, check_real
+from ._validation import (
+    as_float_array, check_broadcastable, check_callable, check_positive_int, check_real, float_dtype,
+    warn_if_below_precision,
+)
 
 DEFAULT_NODES = 128
 PAIR_NODES = 48
@@ -85,8 +88,7 @@ def gaussian_expectation(
     Computed as sum_i w_i fn(sqrt(variance) z_i) with the Gauss-Hermite rule of
     :func:`gauss_hermite`.
     """
-    if not callable(fn):
-        raise TypeError(f"fn must be a function of an array, got {type(fn).__name__}")
+    check_callable(fn, name="fn", what="a function of an array")
     k = _check_variance(variance, "variance")
     nodes = check_positive_int(nodes, name="nodes", minimum=1)
     return _expect(fn, k, nodes)
@@ -109,6 +111,7 @@ def _check_variance(value: ArrayLike, name: str) -> jax.Array:
 
 
 def _check_covariance(a: jax.Array, c: jax.Array, b: jax.Array) -> None:
+    check_broadcastable(k11=a, k12=c, k22=b)
     values = [_concrete(v) for v in (a, c, b)]
     if all(v is not None for v in values):
         a_np, c_np, b_np = values
@@ -159,6 +162,7 @@ def variance_trajectory(
     k0 = _check_variance(k0, "k0")
     cw = _check_variance(c_w, "c_w")
     cb = _check_variance(c_b, "c_b")
+    check_broadcastable(k0=k0, c_w=cw, c_b=cb)
     k0, cw, cb = jnp.broadcast_arrays(k0, cw, cb)
     return _trajectory(k0, cw, cb, act, depth, nodes)
 
@@ -293,6 +297,7 @@ def correlation_map(
     if r_np is not None and np.any(np.abs(r_np) > 1.0 + 1e-12):
         raise ValueError("rho is a correlation and must lie in [-1, 1]")
     k = _check_variance(variance, "variance")
+    check_broadcastable(rho=r, variance=k)
     r, k = jnp.broadcast_arrays(jnp.clip(r, -1.0, 1.0), k)
     k11, k12, _ = _cov_step(k, r * k, k, act, c_w, c_b, nodes)
     return k12 / k11
@@ -356,9 +361,16 @@ def critical_weight_variance(
     """
     act = _act.get(activation)
     c_b = check_real(c_b, name="c_b", nonnegative=True)
+    if isinstance(bracket, (str, bytes)) or not hasattr(bracket, "__len__") or len(bracket) != 2:
+        raise TypeError(f"bracket must be a pair (lo, hi) of weight variances, got {bracket!r}")
     lo, hi = (check_real(v, name="bracket", positive=True) for v in bracket)
+    if not lo < hi:
+        raise ValueError(f"bracket must satisfy lo < hi, got {bracket}")
     iterations = check_positive_int(iterations, name="iterations")
     nodes = check_positive_int(nodes, name="nodes")
+    xtol = check_real(xtol, name="xtol", positive=True)
+    # the map is evaluated in the default float dtype: below its rounding the root is noise
+    warn_if_below_precision(xtol, float_dtype(), name="xtol", scale=hi)
 
     def excess(c_w: float) -> float:
         # the argument types of fixed_point(..., c_w=float, c_b=float): one compilation for both

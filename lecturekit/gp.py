@@ -27,7 +27,7 @@ import jax.scipy.linalg as jsl
 import numpy as np
 from jax.typing import ArrayLike
 
-from ._validation import as_float_array, check_positive_int, check_real
+from ._validation import as_float_array, check_key, check_positive_int, check_real
 
 
 class Posterior(NamedTuple):
@@ -73,7 +73,7 @@ def cholesky(matrix: ArrayLike, *, jitter: float = 0.0, max_tries: int = 6) -> t
     to 1e-12 x mean diagonal and then multiplied by 100 each time, up to ``max_tries`` times.
     Returns (L, jitter_used); raises ValueError if the matrix is not positive semi-definite.
     """
-    a = as_float_array(matrix, name="matrix", ndim=2)
+    a = as_float_array(matrix, name="matrix", ndim=2, nonempty=True)
     _check_square_symmetric(a, "matrix")
     jitter = check_real(jitter, name="jitter", nonnegative=True)
     max_tries = check_positive_int(max_tries, name="max_tries", minimum=0)
@@ -104,11 +104,12 @@ def posterior(
     k_train = k(X, X) (n, n), k_cross = k(X_*, X) (m, n), k_test = k(X_*, X_*) (m, m), y (n,).
     ``noise`` = 0 gives noiseless interpolation (the Cholesky then may need jitter).
     """
-    kxx = as_float_array(k_train, name="k_train", ndim=2)
+    kxx = as_float_array(k_train, name="k_train", ndim=2, nonempty=True)
     ksx = as_float_array(k_cross, name="k_cross", ndim=2)
     kss = as_float_array(k_test, name="k_test", ndim=2)
     y = as_float_array(y, name="y", ndim=1)
     noise = check_real(noise, name="noise", nonnegative=True)
+    jitter = check_real(jitter, name="jitter", nonnegative=True)
     n = kxx.shape[0]
     _check_square_symmetric(kxx, "k_train")
     _check_square_symmetric(kss, "k_test")
@@ -123,9 +124,11 @@ def posterior(
 
 def log_marginal_likelihood(k_train: ArrayLike, y: ArrayLike, *, noise: float = 0.0, jitter: float = 0.0) -> float:
     """log p(y) = -y^T (K + noise I)^{-1} y / 2 - log det(K + noise I) / 2 - n log(2 pi) / 2."""
-    kxx = as_float_array(k_train, name="k_train", ndim=2)
+    kxx = as_float_array(k_train, name="k_train", ndim=2, nonempty=True)
     y = as_float_array(y, name="y", ndim=1)
     noise = check_real(noise, name="noise", nonnegative=True)
+    jitter = check_real(jitter, name="jitter", nonnegative=True)
+    _check_square_symmetric(kxx, "k_train")
     if y.shape[0] != kxx.shape[0]:
         raise ValueError(f"y must have length {kxx.shape[0]} (the size of k_train), got {y.shape[0]}")
     factor, _ = cholesky(kxx + noise * jnp.eye(kxx.shape[0], dtype=kxx.dtype), jitter=jitter)
@@ -140,7 +143,9 @@ def sample_prior(key: jax.Array, kernel: ArrayLike, num_samples: int, *, jitter:
     Uses f = L g with L L^T = kernel + jitter' I (the jitter actually used is the smallest
     that factorizes, starting at ``jitter`` times the mean diagonal) and g ~ N(0, I).
     """
-    k = as_float_array(kernel, name="kernel", ndim=2)
+    check_key(key)
+    k = as_float_array(kernel, name="kernel", ndim=2, nonempty=True)
+    _check_square_symmetric(k, "kernel")
     num_samples = check_positive_int(num_samples, name="num_samples")
     jitter = check_real(jitter, name="jitter", nonnegative=True)
     base = float(np.mean(np.abs(np.diag(np.asarray(k))))) or 1.0

@@ -32,7 +32,10 @@ import numpy as np
 import scipy.linalg
 from jax.typing import ArrayLike
 
-from ._validation import check_positive_int, check_real
+from ._validation import (
+    as_float_array, check_callable, check_key, check_params_pytree, check_positive_int, check_real,
+    check_same_structure, warn_if_below_precision, warn_numerical,
+)
 
 ScalarFn = Callable[[Any], jax.Array]
 
@@ -123,6 +126,8 @@ def hvp(f: ScalarFn, params: Any, v: Any) -> Any:
     so H is never formed.
     """
     flat, unravel = _check_fn_and_params(f, params)
+    check_params_pytree(v, name="v")
+    check_same_structure(v, params, name="v", reference_name="params")
     v_flat, _ = _flatten(v)
     if v_flat.shape != flat.shape:
         raise ValueError(f"v must have the structure and sizes of params ({flat.size} numbers), got {v_flat.size}")
@@ -168,6 +173,15 @@ def lanczos(
     ``max_iter`` steps. ``matvec(v, *args)`` must be traceable (it is compiled into the
     step; pass large operands through ``args`` rather than closing over them).
     """
+    check_callable(matvec, name="matvec", what="a function v -> A v")
+    v0 = as_float_array(v0, name="v0", ndim=1, nonempty=True)
+    if not np.any(np.asarray(v0)):
+        raise ValueError("v0 must be a non-zero start vector")
+    tol, max_iter = _check_options(tol, max_iter)
+    min_iter = check_positive_int(min_iter, name="min_iter")
+    check_every = check_positive_int(check_every, name="check_every")
+    if not isinstance(args, tuple):
+        raise TypeError(f"args must be a tuple of extra operands of matvec, got {type(args).__name__}")
     return _lanczos(matvec, v0, tol=tol, max_iter=max_iter, keep_basis=keep_basis, min_iter=min_iter,
                     check_every=check_every, args=args)[0]
 
@@ -258,18 +272,14 @@ def normal_stream(key: jax.Array, size: int) -> np.ndarray:
     ``jax.random.normal(key, shape)`` compiles its generator anew for every shape (about
     a second on a small CPU); width sweeps need many shapes, so they draw from here.
     """
+    check_key(key)
     size = check_positive_int(size, name="size")
     chunks = [np.asarray(_normal_chunk(key, i)) for i in range(-(-size // _CHUNK))]
     return np.concatenate(chunks)[:size]
 
 
 def _start_vector(key: jax.Array | None, flat: jax.Array) -> jax.Array:
-    if key is None:
-        key = jax.random.key(0)
-    elif not isinstance(key, jax.Array) or not (
-        jnp.issubdtype(key.dtype, jax.dtypes.prng_key) or (key.dtype == jnp.uint32 and key.shape == (2,))
-    ):
-        raise TypeError("key must be a JAX PRNG key, e.g. jax.random.key(0), or None")
+    key = jax.random.key(0) if key is None else check_key(key)
     return jax.device_put(normal_stream(key, flat.size).astype(flat.dtype))
 
 
@@ -277,6 +287,17 @@ def _check_options(tol: Any, max_iter: Any) -> tuple[float, int]:
     tol = check_real(tol, name="tol", positive=True)
     max_iter = check_positive_int(max_iter, name="max_iter")
     return tol, max_iter
+
+
+def _warn_unconverged(res: LanczosResult, what: str, tol: float) -> None:
+    if not res.converged:
+        norm = max(abs(res.ritz_values[0]), abs(res.ritz_values[-1]))
+        bound = max(res.errors[0], res.errors[-1]) / norm if norm > 0 else float("inf")
+        warn_numerical(
+            f"{what}: Lanczos reached max_iter = {res.iterations} before meeting tol = {tol:g}; the returned "
+            f"estimate is only known to a relative error {bound:.2g} (raise max_iter or tol)",
+            stacklevel=4,
+        )
 
 
 # --------------------------------------------------------------------------- public API
@@ -288,7 +309,9 @@ def spectral_norm(
 
     Lanczos on Hessian-vector products (see the module docstring for the stopping rule),
     started from a Gaussian vector drawn with ``key`` (``jax.random.key(0)`` if None).
-    At ``max_iter`` the best estimate so far is returned (no exception).
+    At ``max_iter`` the best estimate so far is returned (no exception) with a
+    :class:`~lecturekit.NumericalWarning` giving its error bound; a ``tol`` within a few
+    units of rounding of the working dtype (float32 unless float64 is enabled) also warns.
     With ``return_gradient_norm=True`` returns (||H||_2, ||grad f||): the forward-over-reverse
     product computes the gradient anyway (the primal output of the jvp), so this costs no
     extra compilation.
@@ -301,8 +324,10 @@ def spectral_norm(
         g, hv = jax.jvp(grad, (theta,), (v,))
         return hv, jnp.linalg.norm(g)
 
+    warn_if_below_precision(tol, flat.dtype)
     res, grad_norm = _lanczos(product, _start_vector(key, flat), tol=tol, max_iter=max_iter, keep_basis=False,
                               min_iter=8, check_every=4, args=(flat,), has_aux=True)
+    _warn_unconverged(res, "spectral_norm", tol)
     norm = float(max(abs(res.ritz_values[0]), abs(res.ritz_values[-1])))
     return (norm, float(grad_norm)) if return_gradient_norm else norm
 
@@ -329,16 +354,19 @@ def top_eigenpairs(
     Eigenvectors are returned as pytrees shaped like params (unit Euclidean norm).
     Stops by the rule of :func:`spectral_norm`; the k pairs are the k Ritz pairs of
     largest |value|, each with its error bound min(r, r^2/gap) (check ``errors`` for k > 1:
-    interior Ritz values converge later than the extreme ones).
+    interior Ritz values converge later than the extreme ones). Warns like
+    :func:`spectral_norm` when max_iter is reached first or ``tol`` is below rounding.
     """
     k = check_positive_int(k, name="k")
     tol, max_iter = _check_options(tol, max_iter)
     flat, unravel = _check_fn_and_params(f, params)
     if k > flat.size:
         raise ValueError(f"k must be <= the number of parameters ({flat.size}), got {k}")
+    warn_if_below_precision(tol, flat.dtype)
     product = _flat_hvp(f, unravel)
     res = lanczos(lambda v, theta: product(theta, v), _start_vector(key, flat), tol=tol,
                   max_iter=max(max_iter, k), keep_basis=True, min_iter=max(8, k), args=(flat,))
+    _warn_unconverged(res, "top_eigenpairs", tol)
     order = np.argsort(-np.abs(res.ritz_values))[:k]
     vectors = [unravel(jnp.asarray(res.basis.T @ res.ritz_vectors_t[:, j])) for j in order]
     return Eigenpairs(res.ritz_values[order], vectors, res.errors[order])

@@ -36,7 +36,10 @@ import numpy as np
 from jax.typing import ArrayLike
 from scipy import optimize
 
-from ._validation import as_float_array, check_positive_int, check_real
+from ._validation import (
+    as_float_array, check_broadcastable, check_choice, check_key, check_positive_int, check_range, check_real,
+    concrete, warn_if_below_precision,
+)
 
 # ---------------------------------------------------------------------------------------
 # Diagonal linear networks
@@ -60,8 +63,8 @@ def _theta0(theta0: ArrayLike | None, d: int) -> jax.Array:
     t = as_float_array(theta0, name="theta0", ndim=1)
     if t.shape[0] != d:
         raise ValueError(f"theta0 must have {d} entries (one per coordinate of beta), got {t.shape[0]}")
-    if bool(jnp.any(t <= 0)):
-        raise ValueError("theta0 must have positive entries (a zero entry freezes its coordinate)")
+    # a zero entry would freeze its coordinate
+    check_range(t, name="theta0", lo=0.0, lo_open=True, what="a vector of initialization scales")
     return t
 
 
@@ -174,6 +177,8 @@ def train_diagonal_net(
     tol_ = check_real(tol, name="tol", positive=True)
     n_max = check_positive_int(max_steps, name="max_steps")
     t0 = _theta0(theta0, Xa.shape[1])
+    # the residual is computed in Xa's dtype: a tol below its rounding is never reached
+    warn_if_below_precision(tol_, Xa.dtype)
     tp, tm, steps, time, rnorm = _diagonal_gd(Xa, ya, a * t0, c, tol_, n_max)
     steps, rnorm = int(steps), float(rnorm)
     if rnorm > tol_ * float(jnp.linalg.norm(ya)):
@@ -199,6 +204,7 @@ def argmin_Q(
     """
     Xa, ya = _check_regression(X, y)
     a = check_real(alpha, name="alpha", positive=True)
+    tol = check_real(tol, name="tol", positive=True)
     Xn = np.asarray(Xa, float)
     yn = np.asarray(ya, float)
     s2 = 2.0 * a**2 * np.asarray(_theta0(theta0, Xn.shape[1]), float) ** 2
@@ -267,7 +273,8 @@ def _check_classification(X: ArrayLike, y: ArrayLike) -> tuple[jax.Array, jax.Ar
     ya = as_float_array(y, name="y", ndim=1)
     if ya.shape[0] != Xa.shape[0]:
         raise ValueError(f"y must have one label per row of X ({Xa.shape[0]}), got {ya.shape[0]}")
-    if not bool(jnp.all(jnp.abs(ya) == 1.0)):
+    labels = concrete(ya)
+    if labels is not None and not np.all(np.abs(labels) == 1.0):
         raise ValueError("y must contain labels +1 and -1 only")
     return Xa, ya
 
@@ -282,6 +289,7 @@ def hard_margin_svm(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-7) ->
     linearly separable through the origin.
     """
     Xa, ya = _check_classification(X, y)
+    support_tol = check_real(support_tol, name="support_tol", nonnegative=True)
     Z = np.asarray(ya[:, None] * Xa, float)
     G = Z @ Z.T
     n = Z.shape[0]
@@ -310,8 +318,13 @@ def angle(u: ArrayLike, v: ArrayLike) -> jax.Array:
 
     This form (Kahan's) is accurate for tiny angles, where arccos of the cosine loses half the digits.
     """
-    a = as_float_array(u, name="u")
-    b = as_float_array(v, name="v")
+    a = as_float_array(u, name="u", min_ndim=1)
+    b = as_float_array(v, name="v", min_ndim=1)
+    check_broadcastable(u=a, v=b)
+    for name, arr in (("u", a), ("v", b)):
+        host = concrete(arr)
+        if host is not None and np.any(np.linalg.norm(host, axis=-1) == 0):
+            raise ValueError(f"{name} must be non-zero along the last axis (an angle needs a direction)")
     a = a / jnp.linalg.norm(a, axis=-1, keepdims=True)
     b = b / jnp.linalg.norm(b, axis=-1, keepdims=True)
     return 2.0 * jnp.arctan2(jnp.linalg.norm(a - b, axis=-1), jnp.linalg.norm(a + b, axis=-1))
@@ -351,14 +364,20 @@ def train_linear_classifier(
     The default step lr = 1 / max_i ||x_i||^2 keeps lr * lambda_max(Hessian) <= L(w) <= 1 from w0 = 0.
     """
     Xa, ya = _check_classification(X, y)
-    if loss not in _LOSSES:
-        raise ValueError(f"loss must be one of {sorted(_LOSSES)}, got {loss!r}")
+    check_choice(loss, sorted(_LOSSES), name="loss")
+    if isinstance(checkpoints, (str, bytes)) or checkpoints is None:
+        raise TypeError(f"checkpoints must be a sequence of step counts, got {type(checkpoints).__name__}")
     ts = np.asarray(checkpoints)
+    if ts.dtype == object or not (np.issubdtype(ts.dtype, np.integer) or ts.size == 0):
+        raise TypeError(f"checkpoints must be integers (step counts), got dtype {ts.dtype}")
     if ts.ndim != 1 or ts.size == 0 or not np.issubdtype(ts.dtype, np.integer) or np.any(np.diff(ts) <= 0) or ts[0] < 0:
         raise ValueError("checkpoints must be a non-empty increasing 1-D sequence of non-negative integers")
-    Z = ya[:, None] * Xa
-    rate = 1.0 / float(jnp.max(jnp.sum(Xa**2, axis=1))) if lr is None else check_real(lr, name="lr", positive=True)
+    lr = None if lr is None else check_real(lr, name="lr", positive=True)
     w = jnp.zeros(Xa.shape[1]) if w0 is None else as_float_array(w0, name="w0", ndim=1)
+    if w.shape != (Xa.shape[1],):
+        raise ValueError(f"w0 must have shape ({Xa.shape[1]},) (one weight per column of X), got {tuple(w.shape)}")
+    Z = ya[:, None] * Xa
+    rate = 1.0 / float(jnp.max(jnp.sum(Xa**2, axis=1))) if lr is None else lr
     out, done = [], 0
     for t in ts:
         w = _gd_classifier(Z, w, rate, int(t) - done, loss)
@@ -381,7 +400,11 @@ def batch_second_moment_trace(theta: ArrayLike, X: ArrayLike, y: ArrayLike, batc
     g_k = (x_k.theta - y_k) x_k. Returns tr C~ for theta of shape (n,) or (..., n).
     """
     Xa, ya = _check_regression(X, y)
-    th = as_float_array(theta, name="theta")
+    th = as_float_array(theta, name="theta", min_ndim=1)
+    if th.shape[-1] != Xa.shape[1]:
+        raise ValueError(
+            f"theta must have {Xa.shape[1]} entries along its last axis (columns of X), got shape {tuple(th.shape)}"
+        )
     b = check_real(batch, name="batch", positive=True)
     m = Xa.shape[0]
     if b > m:
@@ -436,7 +459,10 @@ def sgd_least_squares_fdr(
     if n_burn >= n_steps:
         raise ValueError(f"burn_in must be < steps, got burn_in={burn_in}, steps={steps}")
     n_chains = check_positive_int(chains, name="chains")
+    check_key(key)
     c = (jnp.linalg.lstsq(Xa, ya)[0] if center is None else as_float_array(center, name="center", ndim=1))
+    if c.shape != (Xa.shape[1],):
+        raise ValueError(f"center must have shape ({Xa.shape[1]},) (one entry per column of X), got {tuple(c.shape)}")
     return _fdr_run(key, Xa, ya, c, eta, b, n_steps, n_burn, n_chains)
 
 
@@ -536,6 +562,7 @@ def circle_sgd_occupation(
     if n_burn >= n_steps:
         raise ValueError(f"burn_in must be < steps, got burn_in={burn_in}, steps={steps}")
     n_chains = check_positive_int(chains, name="chains")
+    check_key(key)
     return _circle_run(key, k, eta, ls, ts, n_steps, n_burn, n_chains)
 
 
@@ -634,6 +661,7 @@ def two_speed_walk_occupation(
         raise ValueError(f"burn_in must be < steps, got burn_in={burn_in}, steps={steps}")
     s = check_positive_int(slow, name="slow")
     f = check_positive_int(fast, name="fast")
+    check_key(key)
     return _walk_run(key, n, n_w, n_steps, n_burn, s, f)
 
 

@@ -28,7 +28,9 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from . import activations as _act
-from ._validation import as_float_array, check_inputs_pair, check_positive_int, check_real
+from ._validation import (
+    as_float_array, check_broadcastable, check_inputs_pair, check_positive_int, check_range, check_real, concrete,
+)
 
 # Probabilists' Gauss-Hermite rule: E[g(z)] for z ~ N(0, 1) is sum_i w_i g(z_i). With 128 x 128
 # nodes the smooth activations (tanh, softplus, swish) are integrated to ~1e-9 for
@@ -36,10 +38,14 @@ from ._validation import as_float_array, check_inputs_pair, check_positive_int, 
 QUADRATURE_NODES = 128
 
 
-@lru_cache(maxsize=None)
 def gauss_hermite_rule(nodes: int) -> tuple[np.ndarray, np.ndarray]:
     """Probabilists' Gauss-Hermite nodes z_i and weights w_i (summing to 1):
     E[g(z)] ~ sum_i w_i g(z_i) for z ~ N(0, 1), exact for polynomials of degree < 2 nodes."""
+    return _gauss_hermite_rule(check_positive_int(nodes, name="nodes"))
+
+
+@lru_cache(maxsize=None)
+def _gauss_hermite_rule(nodes: int) -> tuple[np.ndarray, np.ndarray]:
     z, w = np.polynomial.hermite_e.hermegauss(nodes)
     return z, w / np.sqrt(2.0 * np.pi)
 
@@ -60,9 +66,10 @@ def relu_nngp_sphere(xi: ArrayLike) -> jax.Array:
 
     k(xi) = (xi (pi - arccos xi) + sqrt(1 - xi^2)) / pi,  xi = <x, x'> in [-1, 1],
     the kernel of f(x) = m^(-1/2) sum_i v_i sqrt(2) max(0, w_i.x), w_i ~ N(0, I).
-    Exact at xi = +-1 (inputs are clipped to [-1, 1] to absorb rounding).
+    Exact at xi = +-1 (inputs are clipped to [-1, 1] to absorb rounding; a value farther
+    outside than rounding, sqrt(eps) of its dtype, is a ValueError).
     """
-    xi = jnp.clip(as_float_array(xi, name="xi"), -1.0, 1.0)
+    xi = _cosine(xi)
     return (xi * (jnp.pi - jnp.arccos(xi)) + jnp.sqrt(1.0 - xi**2)) / jnp.pi
 
 
@@ -72,8 +79,16 @@ def relu_ntk_sphere(xi: ArrayLike) -> jax.Array:
     The second term is xi times the dual of the derivative, 2 E[1{w.x>0} 1{w.x'>0}]
     = (pi - arccos xi)/pi, i.e. the contribution of the hidden-layer weights.
     """
-    xi = jnp.clip(as_float_array(xi, name="xi"), -1.0, 1.0)
+    xi = _cosine(xi)
     return relu_nngp_sphere(xi) + xi * (jnp.pi - jnp.arccos(xi)) / jnp.pi
+
+
+def _cosine(xi: ArrayLike) -> jax.Array:
+    """Validate a cosine of unit vectors (|xi| <= 1 up to rounding) and clip it to [-1, 1]."""
+    xi = as_float_array(xi, name="xi")
+    slack = float(np.sqrt(np.finfo(xi.dtype).eps))
+    check_range(xi, name="xi", lo=-1.0 - slack, hi=1.0 + slack, what="a cosine <x, x'> of unit vectors")
+    return jnp.clip(xi, -1.0, 1.0)
 
 
 # --------------------------------------------------------------------------------------
@@ -160,9 +175,11 @@ def dual_expectations(
     k11 = as_float_array(k11, name="k11")
     k12 = as_float_array(k12, name="k12")
     k22 = as_float_array(k22, name="k22")
-    if bool(jnp.any(k11 < 0)) or bool(jnp.any(k22 < 0)):
-        raise ValueError("k11 and k22 are variances and must be >= 0")
-    if bool(jnp.any(k12**2 > k11 * k22 * (1 + 1e-9) + 1e-300)):
+    check_broadcastable(k11=k11, k12=k12, k22=k22)
+    check_range(k11, name="k11", lo=0.0, what="a variance")
+    check_range(k22, name="k22", lo=0.0, what="a variance")
+    a, c, b = concrete(k11), concrete(k12), concrete(k22)
+    if a is not None and c is not None and b is not None and np.any(c**2 > a * b * (1 + 1e-9) + 1e-300):
         raise ValueError("k12 must satisfy k12^2 <= k11 k22 (a valid 2x2 covariance)")
     nodes = check_positive_int(nodes, name="nodes", minimum=2)
     return dual_fn(act, quadrature=quadrature, nodes=nodes)(k11, k12, k22)
@@ -170,9 +187,10 @@ def dual_expectations(
 
 def dual_fn(activation: str | _act.Activation, *, quadrature: bool = False, nodes: int = QUADRATURE_NODES):
     """The function (k11, k12, k22) -> (E[phi(u) phi(v)], E[phi'(u) phi'(v)]) behind
-    :func:`dual_expectations`, without input checks: pure jnp, usable inside ``jit``,
+    :func:`dual_expectations`, without checks of its array inputs: pure jnp, usable inside ``jit``,
     ``vmap`` and ``lax.scan`` (callers validate their own inputs)."""
     act = _act.get(activation)
+    nodes = check_positive_int(nodes, name="nodes", minimum=2)
     if not quadrature and act.name in _CLOSED_FORMS:
         return _CLOSED_FORMS[act.name]
     return _quadrature_duals(act, nodes)

@@ -35,7 +35,10 @@ from jax.typing import ArrayLike
 from . import activations as _act
 from . import hessian as _hessian
 from . import nets as _nets
-from ._validation import as_float_array, check_positive_int, check_real
+from ._validation import (
+    as_float_array, as_host_float_array, check_callable, check_choice, check_key, check_params_pytree,
+    check_positive_int, check_range, check_real, concrete,
+)
 
 HEADS = ("linear", "softmax")  # plus every elementwise activation name
 
@@ -88,8 +91,11 @@ def init_params(net: _nets.MLP, key: jax.Array) -> list[dict[str, jax.Array]]:
     chunks of one compiled shape. The numbers differ from ``net.init(key)``'s; their law is
     the same.
     """
-    if not isinstance(net, _nets.MLP) or net.parameterization != "ntk":
-        raise ValueError("init_params needs a nets.mlp network in the NTK parameterization")
+    if not isinstance(net, _nets.MLP):
+        raise TypeError(f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}")
+    if net.parameterization != "ntk":
+        raise ValueError("init_params needs a net in the NTK parameterization")
+    check_key(key)
     sizes = [(n_in * n_out, n_out) for n_in, n_out in zip(net.widths[:-1], net.widths[1:])]
     total = sum(a + b for a, b in sizes)
     flat = _hessian.normal_stream(key, total)
@@ -136,8 +142,18 @@ def head_ntk(net: _nets.MLP, params: Any, x: ArrayLike, head: str = "linear") ->
 
 def relative_change(kernels: ArrayLike, reference: ArrayLike | None = None) -> jax.Array:
     """||K_t - K_0||_F / ||K_0||_F for a stack of kernels (T, N, N); K_0 = kernels[0] by default."""
-    ks = jnp.asarray(kernels)
-    k0 = ks[0] if reference is None else jnp.asarray(reference)
+    ks = as_float_array(kernels, name="kernels", ndim=3, nonempty=True)
+    if reference is None:
+        k0 = ks[0]
+    else:
+        k0 = as_float_array(reference, name="reference", ndim=2)
+        if k0.shape != ks.shape[1:]:
+            raise ValueError(
+                f"reference must have the shape {tuple(ks.shape[1:])} of one of the kernels, got {tuple(k0.shape)}"
+            )
+    host = concrete(k0)
+    if host is not None and not np.any(host):
+        raise ValueError("the reference kernel K_0 is zero: the relative change is undefined")
     return jnp.sqrt(jnp.sum((ks - k0) ** 2, axis=(-2, -1)) / jnp.sum(k0**2))
 
 
@@ -166,6 +182,10 @@ def gradient_descent(
     steps 0, record_every, ..., steps; ``steps`` must be a multiple of ``record_every``.
     Pure and traceable: wrap it in ``jax.jit`` / ``jax.vmap`` (over params0) as needed.
     """
+    check_callable(loss, name="loss", what="a scalar function loss(params)")
+    check_params_pytree(params0, name="params0")
+    if record is not None:
+        check_callable(record, name="record", what="a function of params")
     steps = check_positive_int(steps, name="steps")
     record_every = check_positive_int(record_every, name="record_every")
     if steps % record_every:
@@ -200,6 +220,7 @@ def synthetic_classes(key: jax.Array, n: int, d: int, classes: int, *, noise: fl
     class means mu_c uniform on the unit sphere and xi ~ N(0, I/d), so x.x/d = 1 (the
     normalization of nets.mlp's input kernel). Returns (x (n, d), one-hot labels (n, classes)).
     """
+    check_key(key)
     n = check_positive_int(n, name="n")
     d = check_positive_int(d, name="d")
     classes = check_positive_int(classes, name="classes", minimum=2)
@@ -214,36 +235,26 @@ def synthetic_classes(key: jax.Array, n: int, d: int, classes: int, *, noise: fl
 
 
 def cross_entropy(logits: jax.Array, onehot: jax.Array) -> jax.Array:
-    """Mean over examples of -sum_a y_a log softmax(logits)_a."""
+    """Mean over examples of -sum_a y_a log softmax(logits)_a; logits and onehot of shape (n, k)."""
+    logits, onehot = _check_outputs(logits, onehot, "logits", "onehot")
     return -jnp.mean(jnp.sum(onehot * jax.nn.log_softmax(logits), axis=-1))
 
 
 def square_loss(outputs: jax.Array, targets: jax.Array) -> jax.Array:
-    """(1/2n) sum_i ||outputs_i - targets_i||^2."""
+    """(1/2n) sum_i ||outputs_i - targets_i||^2 for outputs and targets of shape (n, k)."""
+    outputs, targets = _check_outputs(outputs, targets, "outputs", "targets")
     return 0.5 * jnp.mean(jnp.sum((outputs - targets) ** 2, axis=-1))
 
 
+def _check_outputs(outputs: Any, targets: Any, name: str, target_name: str) -> tuple[jax.Array, jax.Array]:
+    out = as_float_array(outputs, name=name, ndim=2)
+    tgt = as_float_array(targets, name=target_name, ndim=2)
+    if out.shape != tgt.shape:
+        raise ValueError(f"{name} and {target_name} must have the same shape (n, k), got {out.shape} and {tgt.shape}")
+    return out, tgt
+
+
 # --------------------------------------------------------------------------- norms of the bound
-def _host_float_array(value: Any, *, name: str, ndim: int) -> np.ndarray:
-    """as_float_array's checks done in NumPy: eager JAX ops compile a kernel for every new
-    shape (a noticeable cost when many small tensors of different shapes go through)."""
-    if isinstance(value, jax.Array):
-        value = np.asarray(value)
-    if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"{name} must be a real array of numbers, got {type(value).__name__}")
-    try:
-        arr = np.asarray(value)
-    except Exception as err:  # ragged lists and the like
-        raise TypeError(f"{name} must be a real array of numbers: {err}") from None
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-                                   or np.issubdtype(arr.dtype, np.bool_)):
-        raise TypeError(f"{name} must have a real floating or integer dtype, got {arr.dtype}")
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D, got shape {tuple(arr.shape)}")
-    arr = arr.astype(np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, but it contains NaN or infinity")
-    return arr
 
 
 def norm_221(tensor: ArrayLike) -> float:
@@ -253,10 +264,10 @@ def norm_221(tensor: ArrayLike) -> float:
     spectral norm of sum_k s_k T_k over the 2^(m-1) sign patterns (up to a global sign):
     exponential in m, meant for m <= 16.
     """
-    t = _host_float_array(tensor, name="tensor", ndim=3)
+    t = as_host_float_array(tensor, name="tensor", ndim=3, nonempty=True)
     m = t.shape[2]
     if m > 16:
-        raise ValueError(f"norm_221 enumerates 2^(m-1) sign patterns; m = {m} > 16 is too many")
+        raise ValueError(f"tensor has m = {m} > 16 slices: norm_221 enumerates 2^(m-1) sign patterns, too many")
     bits = (np.arange(2 ** (m - 1))[:, None] >> np.arange(m)[None, :]) & 1
     signs = 1.0 - 2.0 * bits  # the last sign is always +1 (a global flip changes nothing)
     mats = np.einsum("sk,pqk->spq", signs, t)
@@ -354,25 +365,48 @@ def kernel_change_runs(
     """
     net = _check_net(net)
     x = as_float_array(x, name="x", ndim=2)
+    if x.shape[1] != net.input_dim:
+        raise ValueError(f"x must have {net.input_dim} columns, got shape {tuple(x.shape)}")
     targets = as_float_array(targets, name="targets", ndim=2)
+    if targets.shape != (x.shape[0], net.output_dim):
+        raise ValueError(
+            f"targets must have shape {(x.shape[0], net.output_dim)} (one row per row of x, one column per "
+            f"output of net), got {tuple(targets.shape)}"
+        )
+    lr = check_real(lr, name="lr", positive=True)
+    steps = check_positive_int(steps, name="steps")
+    record_every = check_positive_int(record_every, name="record_every")
+    if steps % record_every:
+        raise ValueError(f"steps ({steps}) must be a multiple of record_every ({record_every})")
     if not isinstance(configs, (list, tuple)) or not configs:
         raise ValueError("configs must be a non-empty list of dicts with train_head, loss and kernel_heads")
     parsed = []
     for cfg in configs:
         if not isinstance(cfg, dict) or set(cfg) != {"train_head", "loss", "kernel_heads"}:
-            raise ValueError(f"each config must be a dict with keys train_head, loss, kernel_heads; got {cfg!r}")
-        if cfg["loss"] not in ("cross_entropy", "square"):
-            raise ValueError(f"loss must be 'cross_entropy' or 'square', got {cfg['loss']!r}")
+            raise ValueError(
+                f"each entry of configs must be a dict with keys train_head, loss, kernel_heads; got {cfg!r}"
+            )
+        check_choice(cfg["loss"], ("cross_entropy", "square"), name="loss")
+        if isinstance(cfg["kernel_heads"], str) or not isinstance(cfg["kernel_heads"], (list, tuple)):
+            raise TypeError(f"kernel_heads must be a tuple of head names, got {cfg['kernel_heads']!r}")
         for head in cfg["kernel_heads"]:
-            head_fn(head)
-        parsed.append((model(net, cfg["train_head"]), cross_entropy if cfg["loss"] == "cross_entropy" else square_loss,
+            try:
+                head_fn(head)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"kernel_heads: {err}") from None
+        try:
+            trained = model(net, cfg["train_head"])
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"train_head: {err}") from None
+        parsed.append((trained, cross_entropy if cfg["loss"] == "cross_entropy" else square_loss,
                        tuple(cfg["kernel_heads"])))
     if not isinstance(keys, jax.Array) or keys.ndim != 1 or not jnp.issubdtype(keys.dtype, jax.dtypes.prng_key):
         raise TypeError("keys must be a 1-D array of JAX PRNG keys, e.g. jax.random.split(jax.random.key(0), 3)")
     centred = scales is not None
     alphas = jnp.ones(keys.shape[0]) if scales is None else as_float_array(scales, name="scales", ndim=1)
-    if alphas.shape != keys.shape or bool(jnp.any(alphas <= 0)):
-        raise ValueError(f"scales must hold one positive number per key ({keys.shape[0]}), got {alphas}")
+    if alphas.shape != keys.shape:
+        raise ValueError(f"scales must hold one positive number per key ({keys.shape[0]}), got shape {alphas.shape}")
+    check_range(alphas, name="scales", lo=0.0, lo_open=True)
     params0 = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *[init_params(net, k) for k in keys])
 
     def one(params0, alpha, apply, loss_fn, kernel_heads):

@@ -31,7 +31,9 @@ from jax.typing import ArrayLike
 
 from . import activations as _act
 from . import kernels as _kernels
-from ._validation import as_float_array, check_inputs_pair, check_positive_int, check_real
+from ._validation import (
+    as_float_array, check_choice, check_inputs_pair, check_key, check_params_pytree, check_positive_int, check_real,
+)
 
 Params = list[dict[str, jax.Array]]
 PARAMETERIZATIONS = ("ntk", "standard")
@@ -81,10 +83,7 @@ class MLP:
     # ----------------------------------------------------------------- init / apply
     def init(self, key: jax.Array) -> Params:
         """Draw parameters: N(0, 1) entries (NTK) or N(0, std^2/fan_in), N(0, b_std^2) (standard)."""
-        if not isinstance(key, jax.Array) or not (
-            jnp.issubdtype(key.dtype, jax.dtypes.prng_key) or (key.dtype == jnp.uint32 and key.shape == (2,))
-        ):
-            raise TypeError("key must be a JAX PRNG key, e.g. jax.random.key(0)")
+        check_key(key)
         keys = jax.random.split(key, 2 * (self.depth + 1))
         params = []
         for i, (n_in, n_out) in enumerate(zip(self.widths[:-1], self.widths[1:])):
@@ -97,9 +96,11 @@ class MLP:
         return params
 
     def check_params(self, params: Any) -> None:
-        """Raise a clear error unless ``params`` has this network's structure and shapes."""
+        """Raise a clear error unless ``params`` has this network's structure and shapes, floating
+        leaves, and (for concrete arrays) finite entries."""
         if not isinstance(params, (list, tuple)) or len(params) != self.depth + 1:
-            raise ValueError(f"params must be a list of {self.depth + 1} layer dicts (from net.init)")
+            got = f"length {len(params)}" if isinstance(params, (list, tuple)) else type(params).__name__
+            raise ValueError(f"params must be a list of {self.depth + 1} layer dicts (from net.init), got {got}")
         for i, (layer, n_in, n_out) in enumerate(zip(params, self.widths[:-1], self.widths[1:])):
             if not isinstance(layer, dict) or set(layer) != {"W", "b"}:
                 raise ValueError(f"params[{i}] must be a dict with keys 'W' and 'b'")
@@ -108,6 +109,7 @@ class MLP:
                     f"params[{i}] must have W of shape {(n_in, n_out)} and b of shape {(n_out,)}, "
                     f"got {tuple(jnp.shape(layer['W']))} and {tuple(jnp.shape(layer['b']))}"
                 )
+        check_params_pytree(list(params))
 
     def _check_x(self, x: ArrayLike) -> jax.Array:
         x = as_float_array(x, name="x", ndim=2)
@@ -201,8 +203,7 @@ def mlp(
             f"widths must list the input dimension, at least one hidden width and the output "
             f"width (depth >= 1), got {widths}"
         )
-    if parameterization not in PARAMETERIZATIONS:
-        raise ValueError(f"parameterization must be one of {PARAMETERIZATIONS}, got {parameterization!r}")
+    check_choice(parameterization, PARAMETERIZATIONS, name="parameterization")
     return MLP(
         widths=widths,
         activation=_act.get(activation),

@@ -14,5 +14,7 @@ from . import plotting
 
 def setup(*, float64: bool = True) -> None:
     """Enable float64 in JAX (unless ``float64=False``) and the book's matplotlib style."""
+    if not isinstance(float64, bool):
+        raise TypeError(f"float64 must be True or False, got {float64!r}")
     jax.config.update("jax_enable_x64", bool(float64))
     plotting.use_book_style()

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from jax.typing import ArrayLike
 
+from ._validation import as_host_float_array, check_range
 from .stats import fit_loglog
 
 BOOK_STYLE = {
@@ -52,10 +53,23 @@ def loglog_sweep(
     ax: plt.Axes | None = None,
     color: str | None = None,
 ) -> plt.Axes:
-    """Points y(x) on log-log axes with an optional least-squares power-law fit drawn and labelled."""
+    """Points y(x) on log-log axes with an optional least-squares power-law fit drawn and labelled.
+
+    x and y: 1-D, same length, positive (log axes); yerr: (n,) or (2, n) (lower, upper), >= 0.
+    """
+    x = as_host_float_array(x, name="x", ndim=1, nonempty=True)
+    y = as_host_float_array(y, name="y", ndim=1)
+    if y.shape != x.shape:
+        raise ValueError(f"x and y must have the same length, got {x.size} and {y.size}")
+    check_range(x, name="x", lo=0.0, lo_open=True, what="plotted on a log axis")
+    check_range(y, name="y", lo=0.0, lo_open=True, what="plotted on a log axis")
+    if yerr is not None:
+        yerr = as_host_float_array(yerr, name="yerr", ndim=(1, 2))
+        if yerr.shape not in (x.shape, (2,) + x.shape):
+            raise ValueError(f"yerr must have shape {x.shape} or {(2,) + x.shape}, got {yerr.shape}")
+        check_range(yerr, name="yerr", lo=0.0, what="an error bar")
     ax = _axes(ax)
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    line = ax.errorbar(x, y, yerr=None if yerr is None else np.asarray(yerr, float), fmt="o",
+    line = ax.errorbar(x, y, yerr=yerr, fmt="o",
                        ms=4, capsize=2, color=color, label=label)
     if fit:
         f = fit_loglog(x, y)
@@ -74,8 +88,8 @@ def kernel_heatmap(
     matrix: ArrayLike, *, title: str | None = None, ax: plt.Axes | None = None, symmetric: bool = False
 ) -> plt.Axes:
     """A kernel matrix as an image with a colour bar (diverging map if ``symmetric``)."""
+    m = as_host_float_array(matrix, name="matrix", ndim=2, nonempty=True)
     ax = _axes(ax)
-    m = np.asarray(matrix, float)
     opts = {}
     if symmetric:
         lim = np.abs(m).max()
@@ -100,14 +114,27 @@ def phase_diagram(
     log_values: bool = True,
     ax: plt.Axes | None = None,
 ) -> plt.Axes:
-    """values[i, j] at (x[j], y[i]) as a colour map, with contour lines at ``levels``."""
+    """values[i, j] at (x[j], y[i]) as a colour map, with contour lines at ``levels``.
+
+    x: (nx,), y: (ny,), values: (ny, nx); NaN entries are left blank; with ``log_values`` the
+    other entries must be positive.
+    """
+    x = as_host_float_array(x, name="x", ndim=1, nonempty=True)
+    y = as_host_float_array(y, name="y", ndim=1, nonempty=True)
+    v = as_host_float_array(values, name="values", ndim=2, finite=False)
+    if v.shape != (y.size, x.size):
+        raise ValueError(f"values must have shape (len(y), len(x)) = {(y.size, x.size)}, got {v.shape}")
+    if np.any(np.isinf(v)):
+        raise ValueError("values must not contain infinity (NaN entries are left blank)")
+    if log_values:
+        check_range(v[np.isfinite(v)], name="values", lo=0.0, lo_open=True, what="shown on a log scale")
+    levels = as_host_float_array(levels, name="levels", ndim=1, nonempty=True)
     ax = _axes(ax)
-    v = np.asarray(values, float)
     shown = np.log10(v) if log_values else v
-    mesh = ax.pcolormesh(np.asarray(x), np.asarray(y), shown, shading="auto", cmap="RdBu_r",
+    mesh = ax.pcolormesh(x, y, shown, shading="auto", cmap="RdBu_r",
                          vmin=-np.abs(shown).max(), vmax=np.abs(shown).max())
     ax.figure.colorbar(mesh, ax=ax, label=("log10 " if log_values else "") + colorbar_label)
-    contours = ax.contour(np.asarray(x), np.asarray(y), v, levels=list(levels), colors="k", linewidths=1.5)
+    contours = ax.contour(x, y, v, levels=list(levels), colors="k", linewidths=1.5)
     ax.clabel(contours, fmt=lambda level: f"{colorbar_label or 'value'} = {level:g}", fontsize=8)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

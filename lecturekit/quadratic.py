@@ -45,7 +45,10 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 from jax.typing import ArrayLike
 
-from ._validation import as_float_array, check_model, check_params_pytree, check_positive_int, check_real
+from ._validation import (
+    as_float_array, as_host_float_array, check_callable, check_key, check_model, check_params_pytree,
+    check_positive_int, check_range, check_real, check_same_structure,
+)
 
 Model = Callable[[Any, jax.Array], jax.Array]
 
@@ -79,6 +82,8 @@ def taylor_terms(f: Model, params0: Any, params: Any, x: ArrayLike) -> tuple[jax
     check_model(f)
     check_params_pytree(params0, name="params0")
     check_params_pytree(params)
+    check_same_structure(params, params0, name="params", reference_name="params0")
+    x = as_float_array(x, name="x")
     delta = jax.tree_util.tree_map(jnp.subtract, params, params0)
 
     def first(p):
@@ -162,8 +167,8 @@ def catapult_constants(net: Any, params: Any, x: ArrayLike, y: float) -> Catapul
             or net.b_std != 0 or net.out_b_std != 0 or net.output_activation is not None
             or net.output_dim != 1):
         raise ValueError(
-            "the one-point recursion holds for a one-hidden-layer ReLU network in the NTK "
-            "parameterization with b_std = out_b_std = 0, no output activation and one output"
+            "net must be a one-hidden-layer ReLU network in the NTK parameterization with "
+            "b_std = out_b_std = 0, no output activation and one output (the one-point recursion's model)"
         )
     net.check_params(params)
     x = as_float_array(x, name="x", ndim=1)
@@ -214,11 +219,21 @@ def catapult_recursion(
     exceeds ``DIVERGED`` = 1e100 is frozen at +-1e100 (divergence), lambda at its last value.
     """
     steps = check_positive_int(steps, name="steps")
+    _check_catapult_scalars(r0=r0, lam0=lam0, c=c, y=y, eta=eta)
     args = [jnp.asarray(a, dtype=jnp.result_type(float)) for a in (r0, lam0, c, y, eta)]
-    for name, a in zip(("r0", "lam0", "c", "y", "eta"), args):
-        if a.ndim != 0:
-            raise ValueError(f"{name} must be a scalar (vmap the function for sweeps), got shape {a.shape}")
     return _recursion(*args, steps)
+
+
+def _check_catapult_scalars(**scalars) -> None:
+    """Each argument a real scalar (finite if concrete); lam0 and c >= 0, eta > 0."""
+    for name, value in scalars.items():
+        a = as_float_array(value, name=name)
+        if a.ndim != 0:
+            raise ValueError(f"{name} must be a scalar (vmap the function for sweeps), got shape {tuple(a.shape)}")
+        if name in ("lam0", "c"):
+            check_range(a, name=name, lo=0.0)
+        elif name == "eta":
+            check_range(a, name=name, lo=0.0, lo_open=True, what="a learning rate")
 
 
 def catapult_sweep(
@@ -230,10 +245,9 @@ def catapult_sweep(
     """
     steps = check_positive_int(steps, name="steps")
     etas = as_float_array(etas, name="etas", ndim=1)
+    check_range(etas, name="etas", lo=0.0, lo_open=True, what="learning rates")
+    _check_catapult_scalars(r0=r0, lam0=lam0, c=c, y=y)
     scalars = [jnp.asarray(a, dtype=jnp.result_type(float)) for a in (r0, lam0, c, y)]
-    for name, a in zip(("r0", "lam0", "c", "y"), scalars):
-        if a.ndim != 0:
-            raise ValueError(f"{name} must be a scalar, got shape {a.shape}")
     return jax.vmap(lambda eta: _recursion(*scalars, eta, steps))(etas)
 
 
@@ -248,16 +262,20 @@ def classify_regime(losses: ArrayLike, lams: ArrayLike | None = None, *, tol: fl
     * catapult: converged after the loss rose above L_0;
     * undecided: none of these (run longer).
     """
-    loss = np.asarray(losses, dtype=float)
-    if loss.ndim != 1 or loss.size < 2:
-        raise ValueError("losses must be a 1-D trajectory with at least 2 entries")
+    loss = as_host_float_array(losses, name="losses", ndim=1, finite=False)
+    if loss.size < 2:
+        raise ValueError(f"losses must be a 1-D trajectory with at least 2 entries, got shape {loss.shape}")
+    tol = check_real(tol, name="tol", positive=True)
+    if lams is not None:
+        lam = as_host_float_array(lams, name="lams", ndim=1, finite=False)
+        if lam.shape != loss.shape:
+            raise ValueError(f"lams must have the shape of losses {loss.shape}, got {lam.shape}")
     first, last = loss[0], loss[-1]
     if not np.isfinite(last) or last > DIVERGED:
         return "divergent"
     if last < tol * max(first, 1.0):
         return "catapult" if np.max(loss[1:]) > first else "linear"
     if lams is not None:
-        lam = np.asarray(lams, dtype=float)
         if np.isfinite(lam[-1]) and lam[-1] < 1e-10 * lam[0]:
             return "dead"
         return "undecided"
@@ -266,7 +284,7 @@ def classify_regime(losses: ArrayLike, lams: ArrayLike | None = None, *, tol: fl
 
 def catapult_peak(losses: ArrayLike) -> tuple[float, int]:
     """(peak loss, step at which it is reached) of a trajectory."""
-    loss = np.asarray(losses, dtype=float)
+    loss = as_host_float_array(losses, name="losses", ndim=1, finite=False, nonempty=True)
     t = int(np.argmax(loss))
     return float(loss[t]), t
 
@@ -278,8 +296,9 @@ def catapult_duration(lams: ArrayLike, eta: float, *, level: float = 0.5) -> int
     rise, when the kernel has moved by a finite fraction of what it must lose. Returns -1 if
     it never gets there (no catapult).
     """
-    lam = np.asarray(lams, dtype=float)
+    lam = as_host_float_array(lams, name="lams", ndim=1, finite=False, nonempty=True)
     eta = check_real(eta, name="eta", positive=True)
+    level = check_real(level, name="level", positive=True, at_most=1.0)
     target = lam[0] - level * (lam[0] - 2.0 / eta)
     hit = np.nonzero(lam <= target)[0]
     return int(hit[0]) if hit.size else -1
@@ -363,8 +382,7 @@ def gd_sweep(
     """
     x, y, steps = _check_gd_args(f, params0, x, y, steps)
     etas = as_float_array(etas, name="etas", ndim=1)
-    if bool(jnp.any(etas <= 0)):
-        raise ValueError("etas must all be > 0")
+    check_range(etas, name="etas", lo=0.0, lo_open=True, what="learning rates")
     return _gd_many(f, bool(quadratic), params0, x, y, etas, steps)
 
 
@@ -374,6 +392,9 @@ def lanczos_top_eigenvalue(matvec: Callable[[jax.Array], jax.Array], v0: jax.Arr
     Full reorthogonalization (the basis is stored: fine for the small models this is used
     on); the eigenvalues of the tridiagonal matrix are computed with ``eigh``. Jit-friendly.
     """
+    check_callable(matvec, name="matvec", what="a function v -> A v")
+    v0 = as_float_array(v0, name="v0", ndim=1, nonempty=True)
+    num_iter = check_positive_int(num_iter, name="num_iter")
     dim = v0.shape[0]
     k = num_iter
     q0 = v0 / jnp.linalg.norm(v0)
@@ -403,9 +424,9 @@ def top_hessian_eigenvalue(loss_fn: Callable[[Any], jax.Array], params: Any, key
     Lanczos (``num_iter`` steps) on Hessian-vector products jvp(grad(loss)); the Hessian is
     never formed. Start vector drawn from ``key``.
     """
-    if not callable(loss_fn):
-        raise TypeError(f"loss_fn must be a function of params, got {type(loss_fn).__name__}")
+    check_callable(loss_fn, name="loss_fn", what="a function of params")
     check_params_pytree(params)
+    check_key(key)
     num_iter = check_positive_int(num_iter, name="num_iter", minimum=2)
     flat, unravel = ravel_pytree(params)
     return _top_eig(loss_fn, flat, unravel, key, num_iter)
@@ -444,11 +465,12 @@ def gd_with_sharpness(
     x = as_float_array(x, name="x", ndim=2)
     y = as_float_array(y, name="y", ndim=1)
     if y.shape != (x.shape[0],):
-        raise ValueError(f"y must have shape ({x.shape[0]},), got {y.shape}")
+        raise ValueError(f"y must have shape ({x.shape[0]},) for x of shape {tuple(x.shape)}, got {y.shape}")
     eta = check_real(eta, name="eta", positive=True)
     steps = check_positive_int(steps, name="steps")
     every = check_positive_int(every, name="every")
     num_iter = check_positive_int(num_iter, name="num_iter", minimum=2)
+    check_key(key)
     if steps % every:
         raise ValueError(f"steps ({steps}) must be a multiple of every ({every})")
     flat0, unravel = ravel_pytree(params0)

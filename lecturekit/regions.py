@@ -39,7 +39,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from . import nets as _nets
-from ._validation import as_float_array, check_positive_int, check_real
+from ._validation import as_float_array, as_host_float_array, check_key, check_positive_int, check_real
 
 __all__ = [
     "Trace1D",
@@ -109,6 +109,15 @@ def _interval(a: Any, b: Any, *, exact: bool) -> tuple[Any, Any]:
     if not lo < hi:
         raise ValueError(f"need a < b, got a = {a} and b = {b}")
     return lo, hi
+
+
+def _check_box(box: Any) -> list[float]:
+    if isinstance(box, (str, bytes)) or not hasattr(box, "__len__") or len(box) != 4:
+        raise TypeError(f"box must be a sequence (x0, x1, y0, y1) of 4 numbers, got {box!r}")
+    values = [check_real(v, name="box entries") for v in box]
+    if not (values[0] < values[1] and values[2] < values[3]):
+        raise ValueError(f"box must be (x0, x1, y0, y1) with x0 < x1 and y0 < y1, got {box}")
+    return values
 
 
 def _check_end(value: Any, name: str) -> float:
@@ -243,6 +252,7 @@ def random_params(net: _nets.MLP, key: jax.Array, count: int) -> list[list[dict[
     """
     if not isinstance(net, _nets.MLP):
         raise TypeError(f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}")
+    check_key(key)
     count = check_positive_int(count, name="count")
     flat = np.asarray(jax.random.normal(key, (count, net.num_params()), dtype=jnp.float64
                                         if jax.config.jax_enable_x64 else jnp.float32), dtype=np.float64)
@@ -265,10 +275,17 @@ def tent(x: Any) -> Any:
     """Telgarsky's building block f(x) = relu(2 relu(x) - 4 relu(x - 1/2)).
 
     On [0, 1] it is the tent map (2x on [0, 1/2], 2 - 2x on [1/2, 1]); it is 0 outside.
-    Works on floats, ``Fraction``s and arrays.
+    Works on floats, ``Fraction``s and arrays (NumPy or JAX; the result is a NumPy array).
     """
-    if isinstance(x, np.ndarray):
+    if isinstance(x, (np.ndarray, jax.Array)):
+        x = np.asarray(x)
+        if x.dtype != object and np.any(np.isnan(as_host_float_array(x, name="x", finite=False))):
+            raise ValueError("x must not contain NaN")
         return np.maximum(2 * np.maximum(x, 0) - 4 * np.maximum(x - 0.5, 0), 0)
+    if isinstance(x, bool) or not isinstance(x, (int, float, Fraction, np.integer, np.floating)):
+        raise TypeError(f"x must be a real number, a Fraction or an array, got {type(x).__name__}")
+    if isinstance(x, (float, np.floating)) and math.isnan(x):
+        raise ValueError("x must not be NaN")
     half = Fraction(1, 2) if isinstance(x, (Fraction, int)) else 0.5
     return max(2 * max(x, 0) - 4 * max(x - half, 0), 0)
 
@@ -301,6 +318,9 @@ def zaslavsky(n: int, d: int) -> int:
 def _to_fraction_matrix(values: Any, *, name: str, ndim: int) -> list:
     if isinstance(values, np.ndarray) and values.dtype == object:
         arr = values
+        for v in arr.ravel():
+            if isinstance(v, bool) or not isinstance(v, (int, Fraction, np.integer)):
+                raise TypeError(f"an object array {name} must hold ints or Fractions, got {type(v).__name__}")
     else:
         arr = np.asarray(as_float_array(values, name=name, ndim=ndim), dtype=np.float64)
         arr = np.vectorize(lambda v: Fraction(float(v)), otypes=[object])(arr) if arr.size else arr.astype(object)
@@ -443,7 +463,7 @@ def count_regions_2d_shallow(net: _nets.MLP, params: Any) -> int:
     """
     _check_relu_net(net, input_dim=2)
     if net.depth != 1:
-        raise ValueError(f"count_regions_2d_shallow needs a one-hidden-layer network, got depth {net.depth}")
+        raise ValueError(f"net must have one hidden layer for count_regions_2d_shallow, got depth {net.depth}")
     (w, b), (v, _) = _layers(net, params, exact=True)
     jumps: dict[tuple, Fraction] = {}
     for j in range(w.shape[1]):
@@ -511,9 +531,7 @@ def activation_regions_2d(net: _nets.MLP, params: Any, box: Sequence[float] = (-
     gradients are not merged.
     """
     _check_relu_net(net, input_dim=2)
-    box = [check_real(v, name="box entries") for v in box]
-    if len(box) != 4 or not (box[0] < box[1] and box[2] < box[3]):
-        raise ValueError(f"box must be (x0, x1, y0, y1) with x0 < x1 and y0 < y1, got {box}")
+    box = _check_box(box)
     tol = check_real(tol, name="tol", nonnegative=True)
     layers = _layers(net, params, exact=False)
     x0, x1, y0, y1 = box
@@ -566,7 +584,7 @@ def pattern_map_2d(net: _nets.MLP, params: Any, box: Sequence[float] = (-1.0, 1.
     """
     _check_relu_net(net, input_dim=2)
     resolution = check_positive_int(resolution, name="resolution", minimum=2)
-    box = [check_real(v, name="box entries") for v in box]
+    box = _check_box(box)
     xs = np.linspace(box[0], box[1], resolution)
     ys = np.linspace(box[2], box[3], resolution)
     grid = np.stack(np.meshgrid(xs, ys), axis=-1).reshape(-1, 2)
@@ -578,6 +596,12 @@ def pattern_map_2d(net: _nets.MLP, params: Any, box: Sequence[float] = (-1.0, 1.
 
 def plot_regions_2d(regions: Regions2D, ax=None, *, seed: int = 0, edgecolor: str = "k", linewidth: float = 0.3):
     """Draw the polygons of :func:`activation_regions_2d`, each in a random pastel colour."""
+    if not isinstance(regions, Regions2D):
+        raise TypeError(f"regions must be the Regions2D of activation_regions_2d, got {type(regions).__name__}")
+    if regions.count == 0:
+        raise ValueError("regions has no polygons to draw")
+    seed = check_positive_int(seed, name="seed", minimum=0)
+    linewidth = check_real(linewidth, name="linewidth", nonnegative=True)
     import matplotlib.pyplot as plt
     from matplotlib.collections import PolyCollection
 

@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from ._validation import as_float_array, check_real
+from ._validation import as_float_array, check_range, check_real, is_traced
 
 __all__ = [
     "kernel_regression",
@@ -56,16 +56,12 @@ class KernelProblem(NamedTuple):
 
 
 def _traced(*arrays) -> bool:
-    return any(isinstance(a, jax.core.Tracer) for a in arrays)
+    return any(is_traced(a) for a in arrays)
 
 
-def _array(value: ArrayLike, *, name: str, ndim=None) -> jax.Array:
-    """``as_float_array``, with the finiteness check done by NumPy (skipped for traced values):
-    JAX's check would compile a small program for every new input shape."""
-    arr = as_float_array(value, name=name, ndim=ndim, finite=False)
-    if not _traced(arr) and not np.all(np.isfinite(np.asarray(arr))):
-        raise ValueError(f"{name} must be finite, but it contains NaN or infinity")
-    return arr
+def _array(value: ArrayLike, *, name: str, ndim=None, nonempty: bool = False) -> jax.Array:
+    """``as_float_array`` (its value checks run in NumPy, and are skipped for traced values)."""
+    return as_float_array(value, name=name, ndim=ndim, nonempty=nonempty)
 
 
 def _zeros(shape, like: jax.Array):
@@ -80,7 +76,7 @@ def _run(core, *arrays, **options) -> jax.Array:
 
 
 def _check_problem(k_train: ArrayLike, y: ArrayLike, k_test_train: ArrayLike | None) -> KernelProblem:
-    k = _array(k_train, name="k_train", ndim=2)
+    k = _array(k_train, name="k_train", ndim=2, nonempty=True)
     if k.shape[0] != k.shape[1]:
         raise ValueError(f"k_train must be a square (n, n) Gram matrix, got shape {tuple(k.shape)}")
     y = _array(y, name="y", ndim=(1, 2))
@@ -139,6 +135,8 @@ def _predict(xp, k, y, kt, *, ridge):
 def rkhs_norm_squared(k_train: ArrayLike, coefficients: ArrayLike) -> jax.Array:
     """||f||_H^2 = a^T K a of f = sum_i a_i k(x_i, .) (summed over outputs for 2-D a)."""
     k = _array(k_train, name="k_train", ndim=2)
+    if k.shape[0] != k.shape[1]:
+        raise ValueError(f"k_train must be a square (n, n) Gram matrix, got shape {tuple(k.shape)}")
     a = _array(coefficients, name="coefficients", ndim=(1, 2))
     if a.shape[0] != k.shape[0]:
         raise ValueError(f"coefficients must have {k.shape[0]} rows, got shape {tuple(a.shape)}")
@@ -151,10 +149,6 @@ def _flow_factor(xp, mu, t, n: int):
     small = xp.abs(mu) * tt / n < 1e-12
     safe_mu = xp.where(small, 1.0, mu)
     return xp.where(small, tt / n, -xp.expm1(-tt * safe_mu / n) / safe_mu)
-
-
-def _any_negative(times: jax.Array) -> bool:
-    return not _traced(times) and bool(np.any(np.asarray(times) < 0))
 
 
 def gradient_flow_predictor(
@@ -177,8 +171,7 @@ def gradient_flow_predictor(
     """
     prob = _check_problem(k_train, y, k_test_train)
     times = _array(t, name="t")
-    if _any_negative(times):
-        raise ValueError("t must be >= 0 (a training time)")
+    check_range(times, name="t", lo=0.0, what="a training time")
     f0s = _zeros(prob.y.shape, prob.y) if f0_train is None else _array(f0_train, name="f0_train")
     if f0s.shape != prob.y.shape:
         raise ValueError(f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}")
@@ -211,6 +204,7 @@ def gradient_flow_train_loss(
     """L(t) = (1/2n) ||exp(-t K/n) (f_0(S) - y)||^2, the training loss along the flow."""
     prob = _check_problem(k_train, y, None)
     times = _array(t, name="t")
+    check_range(times, name="t", lo=0.0, what="a training time")
     f0s = _zeros(prob.y.shape, prob.y) if f0_train is None else _array(f0_train, name="f0_train")
     if f0s.shape != prob.y.shape:
         raise ValueError(f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}")

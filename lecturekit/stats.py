@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from jax.typing import ArrayLike
 
-from ._validation import as_float_array
+from ._validation import as_float_array, check_positive_int
 
 
 class LogLogFit(NamedTuple):
@@ -58,8 +58,11 @@ class MeanEstimate(NamedTuple):
 def mean_and_stderr(samples: ArrayLike, axis: int = 0) -> MeanEstimate:
     """Sample mean and standard error sqrt(var / n) along ``axis`` (ddof = 1)."""
     s = np.asarray(as_float_array(samples, name="samples"), dtype=float)
+    axis = check_positive_int(axis, name="axis", minimum=-max(s.ndim, 1))
+    if axis >= max(s.ndim, 1):
+        raise ValueError(f"axis must be < {max(s.ndim, 1)} (samples has shape {s.shape}), got {axis}")
     if s.ndim == 0 or s.shape[axis] < 2:
-        raise ValueError("samples needs at least 2 entries along axis")
+        raise ValueError(f"samples needs at least 2 entries along axis {axis}, got shape {s.shape}")
     mean = s.mean(axis=axis)
     err = s.std(axis=axis, ddof=1) / np.sqrt(s.shape[axis])
     if np.ndim(mean) == 0:

@@ -60,20 +60,29 @@ def empirical_ntk(f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | None = N
                 "take one output at a time, e.g. lambda p, x: net.apply(p, x)[:, j]"
             )
         if a.shape[1] != net.input_dim:
-            raise ValueError(f"inputs must have {net.input_dim} columns, got shape {tuple(a.shape)}")
+            raise ValueError(
+                f"x1: inputs must have {net.input_dim} columns (the network's input dimension), "
+                f"got shape {tuple(a.shape)}"
+            )
         return _structured_ntk(net, params, a, a if same else b)
-    check_params_pytree(params)
-    out_shape = jax.eval_shape(f, params, a).shape
-    if out_shape != (a.shape[0],):
-        raise ValueError(
-            f"f(params, x) must return shape (n,) = ({a.shape[0]},) for x of shape {tuple(a.shape)}, "
-            f"got {out_shape}"
-        )
     return jacobian_ntk(f, params, a, None if same else b)
 
 
 def jacobian_ntk(f: Model, params: Any, x1: jax.Array, x2: jax.Array | None = None) -> jax.Array:
     """Reference method: J(x1) J(x2)^T with the Jacobians materialized leaf by leaf."""
+    check_model(f)
+    check_params_pytree(params)
+    a, b = check_inputs_pair(x1, x2)
+    x1, x2 = a, (None if x2 is None else b)
+    try:
+        out_shape = jax.eval_shape(f, params, a).shape
+    except Exception as err:  # a model that cannot take these params or inputs: say so here
+        raise ValueError(f"f(params, x1) could not be evaluated: {type(err).__name__}: {err}") from None
+    if out_shape != (a.shape[0],):
+        raise ValueError(
+            f"f(params, x) must return shape (n,) = ({a.shape[0]},) for x of shape {tuple(a.shape)}, "
+            f"got {out_shape}"
+        )
     j1 = jax.jacrev(f)(params, x1)
     j2 = j1 if x2 is None else jax.jacrev(f)(params, x2)
     terms = jax.tree_util.tree_map(

@@ -29,7 +29,10 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from . import tangent as _tangent
-from ._validation import as_float_array, check_positive_int, check_real
+from ._validation import (
+    as_float_array, check_callable, check_params_pytree, check_positive_int, check_range, check_real, concrete,
+    is_traced, warn_numerical,
+)
 
 __all__ = [
     "mse_loss",
@@ -46,8 +49,7 @@ Model = Callable[[Any, jax.Array], jax.Array]
 
 def mse_loss(f: Model, x: ArrayLike, y: ArrayLike) -> Callable[[Any], jax.Array]:
     """The loss params -> (1/2n) sum_i ||f(params, x_i) - y_i||^2 on the batch (x, y)."""
-    if not callable(f):
-        raise TypeError(f"f must be a model f(params, x), got {type(f).__name__}")
+    check_callable(f, name="f", what="a model f(params, x)")
     x = as_float_array(x, name="x", ndim=2)
     y = as_float_array(y, name="y", ndim=(1, 2))
     if y.shape[0] != x.shape[0]:
@@ -66,6 +68,7 @@ def descend(loss_fn: Callable[[Any], jax.Array], params: Any, lr: float | jax.Ar
     Returns (final params, losses) where losses[k] is L before step k (shape (steps,)).
     Pure and traceable: jit it, or vmap it over params/lr (``steps`` must be a Python int).
     """
+    _check_loop(loss_fn, params, lr, steps)
 
     def step(p, _):
         value, grad = jax.value_and_grad(loss_fn)(p)
@@ -77,6 +80,8 @@ def descend(loss_fn: Callable[[Any], jax.Array], params: Any, lr: float | jax.Ar
 
 def snapshot_steps(steps: int, every: int) -> np.ndarray:
     """The step counts 0, every, 2 every, ... at which :func:`descend_observed` observes, plus ``steps``."""
+    steps = check_positive_int(steps, name="steps", minimum=0)
+    every = check_positive_int(every, name="every")
     return np.unique(np.append(np.arange(0, steps + 1, every), steps))
 
 
@@ -97,6 +102,9 @@ def descend_observed(
     inner ``lax.scan`` over steps, so the step is compiled once whatever ``steps`` is. Pure
     and traceable (``steps`` and ``every`` must be Python ints).
     """
+    _check_loop(loss_fn, params, lr, steps)
+    every = check_positive_int(every, name="every")
+    check_callable(observe, name="observe", what="a function of params")
     full, rest = divmod(steps, every)
 
     def chunk(p, _):
@@ -158,30 +166,33 @@ def gradient_descent(
     (default: only 0 and the last). Kernels need the model form; they are computed on
     ``kernel_x`` (default: the training inputs x) with ``tangent.empirical_ntk``, which needs
     a scalar-output model. The whole run (steps, snapshots, kernels) is one jitted program
-    (:func:`descend_observed`), compiled once per call.
+    (:func:`descend_observed`), compiled once per call. A loss that becomes NaN or infinite
+    (``lr`` beyond the stable step) gives a :class:`~lecturekit.NumericalWarning`.
     """
-    if not callable(f):
-        raise TypeError(f"f must be a model f(params, x) or a loss loss_fn(params), got {type(f).__name__}")
+    check_callable(f, name="f", what="a model f(params, x) or a loss loss_fn(params)")
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps", minimum=0)
     every = steps if snapshot_every is None else check_positive_int(snapshot_every, name="snapshot_every")
     every = max(every, 1)
-    _check_params(params)
+    check_params_pytree(params)
     if (x is None) != (y is None):
         raise ValueError("give both x and y (model form) or neither (loss form)")
     model_form = x is not None
-    if model_form:
-        loss_fn = mse_loss(f, x, y)
-    else:
-        loss_fn = f
+    loss_fn = mse_loss(f, x, y) if model_form else f
+    what = "f(params, x)" if model_form else "loss_fn(params)"
+    try:
         shape = jax.eval_shape(loss_fn, params).shape
-        if shape != ():
-            raise ValueError(f"loss_fn(params) must return a scalar, got shape {shape}")
+    except Exception as err:  # a model that cannot take these params or inputs: say so here
+        raise ValueError(f"{what} could not be evaluated: {type(err).__name__}: {err}") from None
+    if shape != ():
+        raise ValueError(f"{what} must give a scalar loss, got shape {shape}")
     want_kernel = track_kernel or kernel_x is not None
     if want_kernel and not model_form:
         raise ValueError("kernel snapshots need the model form gradient_descent(f, params, ..., x=x, y=y)")
     if want_kernel:
         kx = as_float_array(x if kernel_x is None else kernel_x, name="kernel_x", ndim=2)
+        if kx.shape[1] != np.shape(x)[1]:
+            raise ValueError(f"kernel_x must have the {np.shape(x)[1]} columns of x, got shape {tuple(kx.shape)}")
 
         def kernel_fn(p):
             return _tangent.empirical_ntk(f, p, kx)
@@ -191,6 +202,7 @@ def gradient_descent(
 
     run = jax.jit(lambda p: descend_observed(loss_fn, p, lr, steps, every, observe))
     final, losses, (snap_params, snap_kernels) = run(params)
+    _warn_divergence(losses, lr)
     return Trajectory(
         steps=snapshot_steps(steps, every),
         losses=losses,
@@ -221,10 +233,25 @@ def relative_kernel_change(k_t: ArrayLike, k_0: ArrayLike) -> jax.Array:
     return jnp.asarray(np.sqrt(np.sum((kt - k0) ** 2, axis=(-2, -1))) / norm0)
 
 
-def _check_params(params: Any) -> None:
-    leaves = jax.tree_util.tree_leaves(params)
-    if not leaves:
-        raise ValueError("params must contain at least one array")
-    for leaf in leaves:
-        if not jnp.issubdtype(jnp.asarray(leaf).dtype, jnp.floating):
-            raise TypeError(f"every leaf of params must be a floating array, got dtype {jnp.asarray(leaf).dtype}")
+def _check_loop(loss_fn: Any, params: Any, lr: Any, steps: Any) -> None:
+    """Checks of :func:`descend`'s arguments that hold under jit and vmap too (values of a
+    traced ``lr`` are not inspected; ``lr`` itself is passed on unchanged)."""
+    check_callable(loss_fn, name="loss_fn", what="a scalar loss loss_fn(params)")
+    check_params_pytree(params)
+    if not is_traced(lr):
+        lr_array = as_float_array(lr, name="lr", ndim=0)
+        check_range(lr_array, name="lr", lo=0.0, lo_open=True, what="a learning rate")
+    check_positive_int(steps, name="steps", minimum=0)
+
+
+def _warn_divergence(losses: jax.Array, lr: float) -> None:
+    """Warn if gradient descent blew up: a non-finite loss means lr is beyond the stable step."""
+    values = concrete(losses)
+    bad = np.zeros(0, dtype=int) if values is None else np.nonzero(~np.isfinite(values))[0]
+    if bad.size:
+        warn_numerical(
+            f"gradient_descent diverged: the loss is not finite from step {int(bad[0])} on; "
+            f"lr = {lr:g} is too large for this problem (gradient descent is stable for lr < 2 / "
+            "the largest Hessian eigenvalue)",
+            stacklevel=4,
+        )

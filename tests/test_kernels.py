@@ -204,7 +204,7 @@ def test_quadrature_flag_reproduces_closed_form_for_smooth_erf():
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [
-        (dict(k11=-1.0, k12=0.0, k22=1.0), ValueError, "variances"),
+        (dict(k11=-1.0, k12=0.0, k22=1.0), ValueError, "k11 must be >= 0"),
         (dict(k11=1.0, k12=2.0, k22=1.0), ValueError, "covariance"),
         (dict(k11=np.nan, k12=0.0, k22=1.0), ValueError, "k11 must be finite"),
         (dict(k11="a", k12=0.0, k22=1.0), TypeError, "k11"),
