@@ -55,10 +55,22 @@ class Choice(NamedTuple):
     options: Sequence[Any]
 
 
+def _label(name: str) -> dict:
+    """The control's label: the parameter name, shown in full (not cut to the default label width)."""
+    return {"description": name, "style": {"description_width": "initial"}}
+
+
 def _real(value: Any, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise TypeError(f"{what} must be a finite real number, got {value!r}")
     return float(value)
+
+
+def _in_range(name: str, default: Any, low: float, high: float) -> float:
+    value = _real(default, f"the default of {name}")
+    if not low <= value <= high:
+        raise ValueError(f"the default of {name} ({default}) is outside its range [{low}, {high}]")
+    return value
 
 
 def _widget(name: str, spec: Any, default: Any) -> ipywidgets.ValueWidget:
@@ -69,25 +81,19 @@ def _widget(name: str, spec: Any, default: Any) -> ipywidgets.ValueWidget:
             raise ValueError(f"{name}: Linear needs low < high, got low={low}, high={high}")
         if not 0 < step <= high - low:
             raise ValueError(f"{name}: Linear needs 0 < step <= high - low, got step={step}")
-        value = _real(default, f"the default of {name}")
-        if not low <= value <= high:
-            raise ValueError(f"the default of {name} ({default}) is outside its range [{low}, {high}]")
+        _in_range(name, default, low, high)
         integer = all(isinstance(v, numbers.Integral) for v in (*spec, default))
         kind = ipywidgets.IntSlider if integer else ipywidgets.FloatSlider
-        return kind(value=default, min=spec.low, max=spec.high, step=spec.step,
-                    description=name, continuous_update=False)
+        return kind(value=default, min=spec.low, max=spec.high, step=spec.step, continuous_update=False, **_label(name))
     if isinstance(spec, Log):
         low, high = _real(spec.low, f"{name}: Log low"), _real(spec.high, f"{name}: Log high")
         if not 0 < low < high:
             raise ValueError(f"{name}: Log needs 0 < low < high, got low={low}, high={high}")
         if isinstance(spec.per_decade, bool) or not isinstance(spec.per_decade, numbers.Integral) or spec.per_decade < 1:
             raise ValueError(f"{name}: Log per_decade must be an integer >= 1, got {spec.per_decade!r}")
-        value = _real(default, f"the default of {name}")
-        if not low <= value <= high:
-            raise ValueError(f"the default of {name} ({default}) is outside its range [{low}, {high}]")
-        return ipywidgets.FloatLogSlider(value=value, base=10, min=math.log10(low), max=math.log10(high),
-                                         step=1 / spec.per_decade, description=name, readout_format=".3g",
-                                         continuous_update=False)
+        return ipywidgets.FloatLogSlider(value=_in_range(name, default, low, high), base=10, min=math.log10(low),
+                                         max=math.log10(high), step=1 / spec.per_decade, readout_format=".3g",
+                                         continuous_update=False, **_label(name))
     if isinstance(spec, Choice):
         try:
             options = () if isinstance(spec.options, (str, bytes)) else tuple(spec.options)
@@ -98,9 +104,8 @@ def _widget(name: str, spec: Any, default: Any) -> ipywidgets.ValueWidget:
         if default not in options:
             raise ValueError(f"the default of {name} ({default!r}) is not one of its options {options}")
         if all(isinstance(o, str) for o in options):
-            return ipywidgets.ToggleButtons(options=options, value=default, description=name)
-        return ipywidgets.SelectionSlider(options=options, value=default, description=name,
-                                          continuous_update=False)
+            return ipywidgets.ToggleButtons(options=options, value=default, **_label(name))
+        return ipywidgets.SelectionSlider(options=options, value=default, continuous_update=False, **_label(name))
     raise TypeError(f"control {name} must be explore.Linear, explore.Log or explore.Choice, got {spec!r}")
 
 
@@ -110,7 +115,9 @@ def _png_output(fig: Any) -> dict:
         raise TypeError(f"plot must return the matplotlib Figure it drew, got {type(fig).__name__}")
     buffer = io.BytesIO()
     try:
-        fig.savefig(buffer, format="png", dpi=fig.dpi, bbox_inches="tight")   # as the inline backend draws it
+        # a figure with a layout engine (e.g. plt.subplots(..., layout="constrained")) is saved as laid out;
+        # any other is cropped to its contents, as the inline backend does (at twice the drawing cost)
+        fig.savefig(buffer, format="png", dpi=fig.dpi, bbox_inches=None if fig.get_layout_engine() else "tight")
     finally:
         plt.close(fig)
     return {"output_type": "display_data", "metadata": {},

@@ -70,13 +70,18 @@ def test_control_widgets_and_text_repr():
     assert widget._repr_mimebundle_()["text/plain"] == repr(widget)
 
 
-def test_integer_linear_slider():
+def test_integer_linear_slider_and_a_laid_out_figure():
     def plot(n=3):
-        return plt.figure()
+        fig, ax = plt.subplots(figsize=(4, 3), dpi=50, layout="constrained")
+        ax.plot(range(n))
+        return fig
 
     widget = explore.explorer(plot, n=explore.Linear(1, 9, 2))
     assert isinstance(widget.controls["n"], ipywidgets.IntSlider)
     assert (widget.controls["n"].min, widget.controls["n"].max, widget.controls["n"].value) == (1, 9, 3)
+    png = _png(widget)
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert (width, height) == (200, 150)     # saved as laid out (4 x 3 in at 50 dpi), not cropped
 
 
 def test_error_in_plot_is_shown_not_raised_after_construction():
