@@ -102,6 +102,11 @@ def _store_in_book_cache(notebook: Path, outputs: dict[int, list]) -> None:
         if cell.cell_type != "code":
             continue
         cell.outputs = [nbformat.from_dict(dict(out)) for out in outputs.get(count, [])]
+        if cell.source.rstrip().endswith(";"):
+            # nbval executes without storing history, and IPython then misses the trailing
+            # semicolon that hides a cell's value (it looks for it in the history): drop the
+            # value, as a normal execution (JupyterLab, the book build) does.
+            cell.outputs = [out for out in cell.outputs if out.output_type != "execute_result"]
         count += 1
         cell.execution_count = count
         for out in cell.outputs:

@@ -1,11 +1,18 @@
-"""First-cell setup shared by every chapter.
+"""First-cell setup shared by every chapter, and the chapters' progress bars.
 
 ``setup()`` switches JAX to float64 (the book's default precision: Monte Carlo checks
 compare against closed forms to many digits) and applies the book's figure style. It is
 called explicitly in each chapter's first cell; importing lecturekit changes nothing.
+
+``tqdm`` is ``tqdm.auto.tqdm`` (a widget in JupyterLab, text in a terminal) that honours the
+environment variable ``TQDM_DISABLE``, which the headless runs of ``make test`` and ``make
+book`` set: tqdm's own notebook bar ignores it, and its output would otherwise land in the
+chapter's outputs and the HTML.
 """
 
 from __future__ import annotations
+
+import os
 
 import jax
 
@@ -18,3 +25,15 @@ def setup(*, float64: bool = True) -> None:
         raise TypeError(f"float64 must be True or False, got {float64!r}")
     jax.config.update("jax_enable_x64", bool(float64))
     plotting.use_book_style()
+
+
+def _bars_disabled() -> bool:
+    return os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def tqdm(*args, **kwargs):
+    """``tqdm.auto.tqdm(*args, **kwargs)``, disabled when TQDM_DISABLE is set (unless ``disable`` is given)."""
+    from tqdm.auto import tqdm as auto_tqdm
+
+    kwargs.setdefault("disable", _bars_disabled())  # read now: tqdm reads TQDM_* once, at import
+    return auto_tqdm(*args, **kwargs)
