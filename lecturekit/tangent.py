@@ -17,6 +17,11 @@ Two methods:
   Jacobian: cost O(n1 n2 width) per layer instead of O((n1 + n2) #params) memory;
 * any other function falls back to contracting its Jacobian (``jax.jacrev``), which is
   exact but needs memory proportional to (number of inputs) x (number of parameters).
+
+:func:`vector_product_ntk` is the Jacobian-free method for any model: column j of the kernel
+is J(x1) (J(x2)^T e_j), one gradient (a VJP) at x2_j pushed forward by one JVP through the
+batch x1, ``chunk`` columns at a time, so memory is O(chunk x #params) whatever n1 and n2.
+Appendix "Computing kernels and Hessians fast" compares the three.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from . import nets as _nets
-from ._validation import check_inputs_pair, check_model, check_params_pytree
+from ._validation import check_inputs_pair, check_model, check_params_pytree, check_positive_int
 
 Model = Callable[[Any, jax.Array], jax.Array]
 
@@ -70,10 +75,52 @@ def empirical_ntk(f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | None = N
 
 def jacobian_ntk(f: Model, params: Any, x1: jax.Array, x2: jax.Array | None = None) -> jax.Array:
     """Reference method: J(x1) J(x2)^T with the Jacobians materialized leaf by leaf."""
+    a, b = _check_generic_model(f, params, x1, x2)
+    x1, x2 = a, (None if x2 is None else b)
+    j1 = jax.jacrev(f)(params, x1)
+    j2 = j1 if x2 is None else jax.jacrev(f)(params, x2)
+    terms = jax.tree_util.tree_map(
+        lambda u, v: u.reshape(u.shape[0], -1) @ v.reshape(v.shape[0], -1).T, j1, j2
+    )
+    return sum(jax.tree_util.tree_leaves(terms))
+
+
+def vector_product_ntk(
+    f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | None = None, *, chunk: int = 16
+) -> jax.Array:
+    """Jacobian-free empirical NTK of any model, (n1, n2), from vector products.
+
+    Column j is J(x1) g_j with g_j = grad_theta f(x2_j) (a VJP): the JVP of the batch x1
+    along g_j. ``chunk`` columns are computed at once (vmapped), the chunks in sequence
+    (``lax.map``), so the memory is O(chunk x #params + n1 x n2) and never holds a Jacobian;
+    the work is about that of 2 n2 forward passes through the batch x1.
+    """
+    a, b = _check_generic_model(f, params, x1, x2)
+    chunk = check_positive_int(chunk, name="chunk")
+    return _vector_product_ntk(f, params, a, b, min(chunk, b.shape[0]))
+
+
+@partial(jax.jit, static_argnums=(0, 4))
+def _vector_product_ntk(f: Model, params, x1: jax.Array, x2: jax.Array, chunk: int) -> jax.Array:
+    gradients = jax.vmap(jax.grad(lambda p, x: f(p, x[None])[0]), in_axes=(None, 0))
+
+    def push_forward(tangent):  # J(x1) t, one JVP through the batch x1
+        return jax.jvp(lambda p: f(p, x1), (params,), (tangent,))[1]
+
+    def columns(x2_chunk):  # (chunk, d) -> (chunk, n1)
+        return jax.vmap(push_forward)(gradients(params, x2_chunk))
+
+    n2, pad = x2.shape[0], -x2.shape[0] % chunk
+    padded = jnp.concatenate([x2, jnp.repeat(x2[-1:], pad, axis=0)])  # repeats, dropped below
+    blocks = jax.lax.map(columns, padded.reshape(-1, chunk, x2.shape[1]))
+    return blocks.reshape(-1, x1.shape[0])[:n2].T
+
+
+def _check_generic_model(f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | None) -> tuple[jax.Array, jax.Array]:
+    """Validate a model f(params, x) -> (n,) with its parameters and inputs; the checked (x1, x2)."""
     check_model(f)
     check_params_pytree(params)
     a, b = check_inputs_pair(x1, x2)
-    x1, x2 = a, (None if x2 is None else b)
     try:
         out_shape = jax.eval_shape(f, params, a).shape
     except Exception as err:  # a model that cannot take these params or inputs: say so here
@@ -83,12 +130,7 @@ def jacobian_ntk(f: Model, params: Any, x1: jax.Array, x2: jax.Array | None = No
             f"f(params, x) must return shape (n,) = ({a.shape[0]},) for x of shape {tuple(a.shape)}, "
             f"got {out_shape}"
         )
-    j1 = jax.jacrev(f)(params, x1)
-    j2 = j1 if x2 is None else jax.jacrev(f)(params, x2)
-    terms = jax.tree_util.tree_map(
-        lambda u, v: u.reshape(u.shape[0], -1) @ v.reshape(v.shape[0], -1).T, j1, j2
-    )
-    return sum(jax.tree_util.tree_leaves(terms))
+    return a, b
 
 
 @partial(jax.jit, static_argnums=0)

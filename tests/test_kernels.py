@@ -229,3 +229,21 @@ def test_bad_inputs_to_recursions():
     with pytest.raises(ValueError, match="xi must be finite"):
         kernels.relu_ntk_sphere([0.1, np.nan])
     assert "relu" in activations.NAMES
+
+
+@pytest.mark.parametrize("name", ["relu", "erf", "tanh"])
+def test_tiled_kernels_equal_one_compiled_block(monkeypatch, name):
+    """Kernels larger than kernels.TILE are assembled tile by tile: same numbers as one block,
+    a symmetric matrix with the same (exact) variances on the diagonal when x2 is None."""
+    x = jax.random.normal(jax.random.key(0), (11, 3))
+    y = jax.random.normal(jax.random.key(1), (6, 3))
+    cfg = dict(depth=3, activation=name, b_std=0.3, out_b_std=0.2)
+    whole_sym, whole_cross = kernels.mlp_kernels(x, **cfg), kernels.mlp_kernels(x, y, **cfg)
+    monkeypatch.setattr(kernels, "TILE", 4)
+    tiled_sym, tiled_cross = kernels.mlp_kernels(x, **cfg), kernels.mlp_kernels(x, y, **cfg)
+    for whole, tiled in zip(whole_sym + whole_cross, tiled_sym + tiled_cross):
+        assert tiled.shape == whole.shape
+        np.testing.assert_allclose(tiled, whole, rtol=1e-13, atol=1e-15)
+    for tiled, whole in zip(tiled_sym, whole_sym):
+        np.testing.assert_allclose(tiled, np.asarray(tiled).T, rtol=1e-13, atol=1e-15)
+        assert np.array_equal(np.diag(tiled), np.diag(whole))

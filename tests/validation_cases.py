@@ -369,6 +369,10 @@ CASES = [
     case("tangent.jacobian_ntk", tangent.jacobian_ntk,
          lambda: dict(f=linear_model, params=tree3(), x1=x53(), x2=x53()[:2]),
          f=Fn(), params=Params(), x1=Arr(ndim=2, fixed=(1,)), x2=Arr(ndim=2, fixed=(1,), optional=True)),
+    case("tangent.vector_product_ntk", tangent.vector_product_ntk,
+         lambda: dict(f=linear_model, params=tree3(), x1=x53(), x2=x53()[:2], chunk=2),
+         f=Fn(), params=Params(), x1=Arr(ndim=2, fixed=(1,)), x2=Arr(ndim=2, fixed=(1,), optional=True),
+         chunk=Int(1)),
     case("tangent.linearize", tangent.linearize, lambda: dict(f=linear_model, params0=tree3()),
          f=Fn(), params0=Params()),
     # ------------------------------------------------------------------ hessian
