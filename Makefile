@@ -141,10 +141,15 @@ lab: $(STAMP) notebooks  ## JupyterLab on chapters/, .md files open as notebooks
 student: $(STAMP)  ## write student/ notebooks with exercise solutions removed
 	$(BIN)/python scripts/make_student.py
 
-bench: $(STAMP)  ## run every benchmarks/*.py
-	@shopt -s nullglob; scripts=(benchmarks/*.py); \
-	if [ $${#scripts[@]} -eq 0 ]; then echo "no benchmarks yet"; fi; \
-	for script in "$${scripts[@]}"; do echo "==> $$script"; $(BIN)/python "$$script"; done
+# Each script prints its table and goals and writes benchmarks/results/NAME.json; report.py
+# then rewrites benchmarks/RESULTS.md. A script whose goal is not met exits with status 1.
+BENCHMARKS := ntk hessian kernels chapters
+bench: $(STAMP) notebooks  ## benchmarks (under 10 min): NTK methods, Hessian norm, analytic kernels, chapter times
+	@t0=$$(date +%s); status=0; \
+	for name in $(BENCHMARKS); do echo "==> benchmarks/$$name.py"; \
+	  $(BIN)/python benchmarks/$$name.py || status=1; echo; done; \
+	$(BIN)/python benchmarks/report.py; \
+	echo "make bench: $$(( $$(date +%s) - t0 )) s in total"; exit $$status
 
 clean:  ## remove _build, student/ and the generated chapters/*.ipynb (keeps .venv)
 	rm -rf _build student

@@ -1,0 +1,117 @@
+"""Shared by the benchmark scripts: timing, the machine's description, tables, results files.
+
+Each script measures one thing, prints a table and its goals, and writes
+``benchmarks/results/<name>.json`` (schema below), which ``report.py`` turns into
+``benchmarks/RESULTS.md`` and the appendix "Computing kernels and Hessians fast" reads.
+
+Schema: {"benchmark", "date", "machine", "jax", "dtype", "setup", "goals": [{"goal", "value",
+"target", "unit", "met"}], "rows": [...]} with rows specific to each benchmark.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import jax
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def timed(fn: Callable[[], Any], *, runs: int = 3) -> tuple[float, list[float], float]:
+    """(median seconds, every run's seconds, compile seconds) of ``fn``, blocking on its result.
+
+    The first call compiles (its time minus the median is reported as the compile time); then
+    ``runs`` calls are timed.
+    """
+    start = time.perf_counter()
+    jax.block_until_ready(fn())
+    first = time.perf_counter() - start
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        jax.block_until_ready(fn())
+        times.append(time.perf_counter() - start)
+    median = statistics.median(times)
+    return median, times, max(first - median, 0.0)
+
+
+def machine() -> str:
+    """CPU model, cores, memory and OS of this machine, in one line."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                memory = f", {int(line.split()[1]) / 2**20:.0f} GiB memory"
+                break
+    except OSError:
+        pass
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{model}, {cores} cores{memory}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def goal(description: str, value: float, target: float, unit: str, *, below: bool) -> dict:
+    """A goal: ``value`` must be below ``target`` (``below=True``) or above it."""
+    return {"goal": description, "value": value, "target": target, "unit": unit, "below": below,
+            "met": bool(value < target if below else value > target)}
+
+
+def write(name: str, *, setup: str, dtype: str, rows: list[dict], goals: list[dict]) -> bool:
+    """Write results/<name>.json and print the goals; whether every goal is met."""
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    record = {
+        "benchmark": name, "date": datetime.date.today().isoformat(), "machine": machine(),
+        "jax": jax.__version__, "dtype": dtype, "setup": setup, "goals": goals, "rows": rows,
+    }
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    for g in goals:
+        print(f"goal: {g['goal']}: {g['value']:.3g} {g['unit']} (target {'<' if g['below'] else '>'} "
+              f"{g['target']:g}): {'met' if g['met'] else 'NOT MET'}")
+    print(f"wrote {path}")
+    return all(g["met"] for g in goals)
+
+
+def table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
+    """A fixed-width text table: columns are (key, header, format); None prints as '-'."""
+    cells = [[h for _, h, _ in columns]]
+    for row in rows:
+        cells.append([("-" if row.get(k) is None else format(row[k], f)) for k, _, f in columns])
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far (VmHWM), in MB; NaN where /proc is missing."""
+    return _proc_status("VmHWM")
+
+
+def rss_mb() -> float:
+    """Current resident memory of this process (VmRSS), in MB."""
+    return _proc_status("VmRSS")
+
+
+def _proc_status(field: str) -> float:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")

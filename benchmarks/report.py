@@ -1,0 +1,64 @@
+"""Write benchmarks/RESULTS.md from the results files of the last ``make bench``.
+
+Run: ``.venv/bin/python benchmarks/report.py`` (``make bench`` runs it last).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from _common import RESULTS
+
+ORDER = ("ntk", "hessian", "kernels", "chapters")
+TITLES = {
+    "ntk": "Empirical NTK: Jacobian contraction, vector products, per-layer formula (`benchmarks/ntk.py`)",
+    "hessian": "Hessian spectral norm by Lanczos (`benchmarks/hessian.py`)",
+    "kernels": "Analytic NNGP and NTK at depth 5 (`benchmarks/kernels.py`)",
+    "chapters": "Chapter execution (`benchmarks/chapters.py`)",
+}
+COLUMNS = {
+    "ntk": [("method", "method", ""), ("width", "width", "d"), ("inputs", "inputs", "d"),
+            ("median_s", "time (s)", ".4f"), ("compile_s", "compile (s)", ".2f"), ("memory_mb", "memory (MB)", ".1f"),
+            ("gflops", "GFLOP", ".2f"), ("note", "note", "")],
+    "hessian": [("width", "width", "d"), ("params", "parameters", "d"), ("median_s", "time (s)", ".3f"),
+                ("spectral_norm", "‖H‖₂", ".6e"), ("exact", "exact", ".6e"), ("rel_error", "relative error", ".1e")],
+    "kernels": [("method", "method", ""), ("inputs", "inputs", "d"), ("cold_s", "first call (s)", ".2f"),
+                ("median_s", "time (s)", ".2f"), ("peak_mb", "peak memory (MB)", ".0f")],
+    "chapters": [("chapter", "chapter", ""), ("wall_s", "wall (s, two at a time)", ".1f"), ("cpu_s", "CPU (s)", ".1f")],
+}
+
+
+def markdown_table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
+    lines = ["| " + " | ".join(h for _, h, _ in columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        lines.append("| " + " | ".join("–" if row.get(k) in (None, "") else format(row[k], f)
+                                       for k, _, f in columns) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parts = ["# Benchmark results", "",
+             "Written by `make bench` (`benchmarks/report.py`) from `benchmarks/results/*.json`; do not edit by "
+             "hand. Times are medians of several runs after a compiling run unless a column says otherwise. "
+             "The appendix \"Computing kernels and Hessians fast\" shows these numbers with figures.", ""]
+    for name in ORDER:
+        path = RESULTS / f"{name}.json"
+        if not path.exists():
+            parts += [f"## {TITLES[name]}", "", f"Not run yet: `{path.name}` is missing.", ""]
+            continue
+        record = json.loads(path.read_text())
+        parts += [f"## {TITLES[name]}", "",
+                  f"{record['setup']}. Recorded {record['date']} on {record['machine']}; JAX {record['jax']}.", ""]
+        parts += ["| goal | measured | target | |", "|---|---|---|---|"]
+        for g in record["goals"]:
+            parts.append(f"| {g['goal']} | {g['value']:.3g} {g['unit']} | {'<' if g['below'] else '>'} "
+                         f"{g['target']:g} {g['unit']} | {'met' if g['met'] else '**not met**'} |")
+        parts += ["", markdown_table(record["rows"], COLUMNS[name]), ""]
+    out = Path(__file__).resolve().parent / "RESULTS.md"
+    out.write_text("\n".join(parts))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
