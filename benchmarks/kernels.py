@@ -64,8 +64,9 @@ def main() -> bool:
     print()
     print(table(rows, [("method", "method", ""), ("inputs", "inputs", "d"), ("cold_s", "first call (s)", ".2f"),
                        ("median_s", "time (s)", ".2f"), ("peak_mb", "peak memory (MB)", ".0f")]))
-    tiled = next(r for r in rows if (r["method"], r["inputs"]) == ("tiled", 10000))
-    goals = [goal("analytic NNGP and NTK, depth 5, 10000 inputs (tiled)", tiled["median_s"], 10.0, "s", below=True),
+    tiled = max((r for r in rows if r["method"] == "tiled"), key=lambda r: r["inputs"])
+    goals = [goal(f"analytic NNGP and NTK, depth {DEPTH}, {tiled['inputs']} inputs (tiled)", tiled["median_s"], 10.0,
+                  "s", below=True),
              goal("its peak memory", tiled["peak_mb"], 8000.0, "MB", below=True)]
     return write("kernels", setup=f"analytic NNGP and NTK of a ReLU network with {DEPTH} hidden layers (NTK "
            f"parameterization), n inputs of dimension {DIM}, float64", dtype="float64", rows=rows, goals=goals)

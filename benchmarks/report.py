@@ -55,7 +55,7 @@ def main() -> None:
             parts.append(f"| {g['goal']} | {g['value']:.3g} {g['unit']} | {'<' if g['below'] else '>'} "
                          f"{g['target']:g} {g['unit']} | {'met' if g['met'] else '**not met**'} |")
         parts += ["", markdown_table(record["rows"], COLUMNS[name]), ""]
-    out = Path(__file__).resolve().parent / "RESULTS.md"
+    out = RESULTS.parent / "RESULTS.md"
     out.write_text("\n".join(parts))
     print(f"wrote {out}")
 
