@@ -15,6 +15,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+from jax.flatten_util import ravel_pytree
 import numpy as np
 import pytest
 import scipy.integrate
@@ -23,7 +24,7 @@ import scipy.stats
 import sympy as sp
 
 from lecturekit import criticality, implicit_bias, linearity, nets, quadratic, stats
-from lecturekit.exercises import ExerciseCheckError, ch01, ch02, ch03, ch04, ch05, ch06
+from lecturekit.exercises import ExerciseCheckError, ch01, ch02, ch03, ch04, ch05, ch06, fast
 
 jax.config.update("jax_enable_x64", True)
 
@@ -440,6 +441,49 @@ def test_expected_pieces():
 
 
 # ======================================================================================
+# Appendix: computing kernels and Hessians fast
+
+
+def ntk_diagonal_by_gradients(net, params, x):
+    """|grad_theta f(x_i)|^2, one per-example gradient at a time (not the per-layer formula)."""
+    flat, unravel = ravel_pytree(params)
+    grad = jax.jit(jax.grad(lambda v, xi: net.apply(unravel(v), xi[None])[0]))
+    return np.array([float(jnp.sum(grad(flat, xi) ** 2)) for xi in x])
+
+
+def test_ntk_diagonal_check():
+    fast.check_ntk_diagonal(ntk_diagonal_by_gradients)
+
+    def without_biases(net, params, x):  # drops the mb_l^2 |delta_l|^2 terms
+        zs, hs, _ = net.forward(params, x)
+        delta, total = jnp.ones_like(zs[-1]), 0.0
+        for l in range(net.depth, -1, -1):
+            mw, _ = net.multipliers()[l]
+            total = total + mw**2 * jnp.sum(hs[l] ** 2, axis=1) * jnp.sum(delta**2, axis=1)
+            if l > 0:
+                delta = net.activation.grad(zs[l - 1]) * (mw * delta @ params[l]["W"].T)
+        return total
+
+    rejects(fast.check_ntk_diagonal, without_biases, "bias term")
+    rejects(fast.check_ntk_diagonal, lambda net, p, x: ntk_diagonal_by_gradients(net, p, x)[:-1], "expected shape")
+
+
+def test_lanczos_estimates_check():
+    def by_dense_eigenvalues(alpha, beta):
+        estimates = []
+        for k in range(1, len(alpha) + 1):
+            t = np.diag(alpha[:k]) + np.diag(beta[: k - 1], 1) + np.diag(beta[: k - 1], -1)
+            estimates.append(np.max(np.abs(np.linalg.eigvalsh(t))))
+        return estimates
+
+    fast.check_lanczos_estimates(by_dense_eigenvalues)
+    largest_only = lambda a, b: [np.max(np.linalg.eigvalsh(np.diag(a[:k]) + np.diag(b[: k - 1], 1)  # noqa: E731
+                                                            + np.diag(b[: k - 1], -1))) for k in range(1, len(a) + 1)]
+    rejects(fast.check_lanczos_estimates, largest_only, "most negative")
+    rejects(fast.check_lanczos_estimates, lambda a, b: by_dense_eigenvalues(a, b)[1:], "one estimate per step")
+
+
+# ======================================================================================
 # Malformed answers to every check that takes a function
 
 
@@ -465,15 +509,17 @@ FUNCTION_CHECKS = {
     ch06.check_region_recursion: "regions_count",
     ch06.check_zigzag_net: "zigzag_net",
     ch06.check_expected_pieces: "expected_pieces",
+    fast.check_ntk_diagonal: "ntk_diagonal",
+    fast.check_lanczos_estimates: "lanczos_estimates",
 }
 VALUE_CHECKS = {ch01.check_relu_variance_recursion, ch01.check_erf_critical_point, ch03.check_chizat_bach_slope}
 
 
 def test_every_check_is_covered():
-    modules = (ch01, ch02, ch03, ch04, ch05, ch06)
+    modules = (ch01, ch02, ch03, ch04, ch05, ch06, fast)
     checks = {getattr(m, name) for m in modules for name in dir(m) if name.startswith("check_")}
     covered = set(FUNCTION_CHECKS) | VALUE_CHECKS
-    assert len(checks) == 24 and checks == covered, checks ^ covered
+    assert len(checks) == 26 and checks == covered, checks ^ covered
 
 
 def stub(*args):

@@ -31,9 +31,16 @@ def read(chapter: Path):
     return jupytext.read(chapter)
 
 
-# the executable pages that set exercises (the appendices set none)
+# the executable pages that set exercises (chapters, and appendices such as appendix_fast)
 CHAPTERS = [p for p in sorted((ROOT / "chapters").glob("*.md"))
             if make_student.is_chapter(read(p)) and "{exercise}" in p.read_text()]
+
+
+def check_module(stem: str) -> str:
+    """The lecturekit.exercises module of a page: ch03_transition... -> ch03, appendix_fast -> fast."""
+    match = re.fullmatch(r"(ch\d\d)_\w+|appendix_(\w+)", stem)
+    assert match, f"{stem}: no exercise-check module name for this page"
+    return match[1] or match[2]
 STUB_MESSAGE = re.compile(r"^Exercise (?P<label>\S+): write your solution in this cell \(see the exercise text above\)")
 EXERCISE_LABEL = re.compile(r"^`{3,}\{exercise\}[^\n]*\n(?::[a-z-]+:[^\n]*\n)*?:label:\s*(\S+)", re.MULTILINE)
 
@@ -112,7 +119,7 @@ def test_stubs_raise_a_helpful_not_implemented_error(chapter):
 
 
 def test_check_cells_call_existing_checks(chapter):
-    number = re.match(r"ch\d\d", chapter.stem)[0]
+    number = check_module(chapter.stem)
     module = importlib.import_module(f"lecturekit.exercises.{number}")
     original, student = editions(chapter)
     calls = []
