@@ -70,6 +70,11 @@ def goal(description: str, value: float, target: float, unit: str, *, below: boo
             "met": bool(value < target if below else value > target)}
 
 
+def with_unit(value: float, unit: str, spec: str) -> str:
+    """``value`` formatted by ``spec``, followed by its unit if it has one."""
+    return f"{value:{spec}} {unit}".rstrip()
+
+
 def write(name: str, *, setup: str, dtype: str, rows: list[dict], goals: list[dict]) -> bool:
     """Write results/<name>.json and print the goals; whether every goal is met."""
     RESULTS.mkdir(exist_ok=True)
@@ -80,8 +85,8 @@ def write(name: str, *, setup: str, dtype: str, rows: list[dict], goals: list[di
     }
     path.write_text(json.dumps(record, indent=1) + "\n")
     for g in goals:
-        print(f"goal: {g['goal']}: {g['value']:.3g} {g['unit']} (target {'<' if g['below'] else '>'} "
-              f"{g['target']:g}): {'met' if g['met'] else 'NOT MET'}")
+        print(f"goal: {g['goal']}: {with_unit(g['value'], g['unit'], '.3g')} (target {'<' if g['below'] else '>'} "
+              f"{with_unit(g['target'], g['unit'], 'g')}): {'met' if g['met'] else 'NOT MET'}")
     print(f"wrote {path}")
     return all(g["met"] for g in goals)
 

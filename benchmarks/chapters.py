@@ -56,7 +56,7 @@ def main() -> bool:
     slowest = max(rows, key=lambda r: r["cpu_s"])
     goals = [goal(f"largest CPU time of a chapter ({slowest['chapter']})", slowest["cpu_s"], LIMIT_S, "s",
                   below=True)]
-    return write("chapters", setup="each chapter executed in a fresh kernel, two at a time, progress bars off",
+    return write("chapters", setup="Each chapter executed in a fresh kernel, two at a time, progress bars off",
            dtype="float64", rows=rows, goals=goals)
 
 

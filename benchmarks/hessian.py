@@ -69,10 +69,10 @@ def main() -> bool:
                        ("rel_error", "rel. error", ".1e")]))
     goals = [
         goal(f"spectral norm at width {WIDTHS[-1]:,}", rows[-1]["median_s"], 10.0, "s", below=True),
-        goal("largest relative error of ||H|| (tol = 1e-6)", max(r["rel_error"] for r in rows), 1e-5, "",
+        goal("largest relative error of ‖H‖₂ (tol = 1e-6)", max(r["rel_error"] for r in rows), 1e-5, "",
              below=True),
     ]
-    return write("hessian", setup="||H||_2 of the output of a one-hidden-layer tanh network of width m at one input, "
+    return write("hessian", setup="‖H‖₂ of the output of a one-hidden-layer tanh network of width m at one input, "
            "Lanczos on Hessian-vector products, float64", dtype="float64", rows=rows, goals=goals)
 
 

@@ -68,7 +68,7 @@ def main() -> bool:
     goals = [goal(f"analytic NNGP and NTK, depth {DEPTH}, {tiled['inputs']} inputs (tiled)", tiled["median_s"], 10.0,
                   "s", below=True),
              goal("its peak memory", tiled["peak_mb"], 8000.0, "MB", below=True)]
-    return write("kernels", setup=f"analytic NNGP and NTK of a ReLU network with {DEPTH} hidden layers (NTK "
+    return write("kernels", setup=f"Analytic NNGP and NTK of a ReLU network with {DEPTH} hidden layers (NTK "
            f"parameterization), n inputs of dimension {DIM}, float64", dtype="float64", rows=rows, goals=goals)
 
 

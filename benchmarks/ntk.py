@@ -97,7 +97,7 @@ def main() -> bool:
         goal(f"per-layer NTK at width {w_wide}, {n_wide} inputs", median("per-layer", w_wide, n_wide), 3.0, "s",
              below=True),
     ]
-    return write("ntk", setup=f"empirical NTK of a ReLU network with 2 hidden layers of width m, input dimension {DIM}, "
+    return write("ntk", setup=f"Empirical NTK of a ReLU network with 2 hidden layers of width m, input dimension {DIM}, "
            "n inputs, float32, NTK parameterization", dtype=str(jnp.zeros(()).dtype), rows=rows, goals=goals)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from _common import RESULTS
+from _common import RESULTS, with_unit
 
 ORDER = ("ntk", "hessian", "kernels", "chapters")
 TITLES = {
@@ -52,8 +52,8 @@ def main() -> None:
                   f"{record['setup']}. Recorded {record['date']} on {record['machine']}; JAX {record['jax']}.", ""]
         parts += ["| goal | measured | target | |", "|---|---|---|---|"]
         for g in record["goals"]:
-            parts.append(f"| {g['goal']} | {g['value']:.3g} {g['unit']} | {'<' if g['below'] else '>'} "
-                         f"{g['target']:g} {g['unit']} | {'met' if g['met'] else '**not met**'} |")
+            parts.append(f"| {g['goal']} | {with_unit(g['value'], g['unit'], '.3g')} | {'<' if g['below'] else '>'} "
+                         f"{with_unit(g['target'], g['unit'], 'g')} | {'met' if g['met'] else '**not met**'} |")
         parts += ["", markdown_table(record["rows"], COLUMNS[name]), ""]
     out = RESULTS.parent / "RESULTS.md"
     out.write_text("\n".join(parts))
