@@ -261,18 +261,25 @@ def _tiled_recursion(a: np.ndarray, b: np.ndarray, symmetric: bool, depth, duals
     var_b = var_a if symmetric else np.asarray(_layer_variances(b_pad, depth, duals, *scalars))
     nngp = np.empty((n1, n2), dtype=var_a.dtype)
     ntk = np.empty_like(nngp)
+
+    def store(i, j, tiles):
+        rows, cols = slice(i, i + TILE), slice(j, j + TILE)
+        for out, tile in zip((nngp, ntk), tiles):
+            block = np.asarray(tile)[: min(TILE, n1 - i), : min(TILE, n2 - j)]
+            out[rows, cols] = block
+            if symmetric and j > i:
+                out[cols, rows] = block.T
+
+    pending = None  # the tile being computed while the previous one is copied to the result
     for i in range(0, n1, TILE):
         for j in range(i if symmetric else 0, n2, TILE):
-            rows, cols = slice(i, i + TILE), slice(j, j + TILE)
-            # a tile's diagonal entries are those with row + offset == column
-            offset = 0 if symmetric and i == j else TILE
-            tiles = _kernel_tile(a_pad[rows], b_pad[cols], var_a[:, rows], var_b[:, cols], offset,
-                                 depth, duals, *scalars)
-            for out, tile in zip((nngp, ntk), tiles):
-                block = np.asarray(tile)[: min(TILE, n1 - i), : min(TILE, n2 - j)]
-                out[rows, cols] = block
-                if symmetric and j > i:
-                    out[cols, rows] = block.T
+            offset = 0 if symmetric and i == j else TILE  # a tile's diagonal: row + offset == column
+            tiles = _kernel_tile(a_pad[i:i + TILE], b_pad[j:j + TILE], var_a[:, i:i + TILE], var_b[:, j:j + TILE],
+                                 offset, depth, duals, *scalars)  # dispatched asynchronously
+            if pending is not None:
+                store(*pending)
+            pending = (i, j, tiles)
+    store(*pending)
     return Kernels(jax.device_put(nngp), jax.device_put(ntk))
 
 
