@@ -17,29 +17,37 @@ import platform
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import jax
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def timed(fn: Callable[[], Any], *, runs: int = 3) -> tuple[float, list[float], float]:
-    """(median seconds, every run's seconds, compile seconds) of ``fn``, blocking on its result.
+class Timing(NamedTuple):
+    """Seconds of a first (compiling) call and of the timed calls after it."""
 
-    The first call compiles (its time minus the median is reported as the compile time); then
-    ``runs`` calls are timed.
-    """
-    start = time.perf_counter()
-    jax.block_until_ready(fn())
-    first = time.perf_counter() - start
+    first: float
+    times: list[float]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def compile_s(self) -> float:
+        """The first call's excess over the median: compilation and first-touch costs."""
+        return max(self.first - self.median, 0.0)
+
+
+def timed(fn: Callable[[], Any], *, runs: int = 3) -> Timing:
+    """Time ``fn`` (blocking on its result): one first call, which compiles, then ``runs`` calls."""
     times = []
-    for _ in range(runs):
+    for _ in range(1 + runs):
         start = time.perf_counter()
         jax.block_until_ready(fn())
         times.append(time.perf_counter() - start)
-    median = statistics.median(times)
-    return median, times, max(first - median, 0.0)
+    return Timing(times[0], times[1:])
 
 
 def machine() -> str:

@@ -52,17 +52,13 @@ def main() -> bool:
         params = net.init(jax.random.key(m))
         f = lambda p: net.apply(p, x)[0]  # noqa: E731
         norms = []
-
-        def run():
-            norms.append(hessian.spectral_norm(f, params, tol=TOL))
-            return jnp.zeros(())
-
-        median, times, compile_s = timed(run, runs=3)
+        timing = timed(lambda: norms.append(hessian.spectral_norm(f, params, tol=TOL)), runs=3)
         exact = exact_norm(params, m)
-        rows.append({"width": m, "params": net.num_params(), "median_s": median, "times_s": times,
-                     "compile_s": compile_s, "spectral_norm": norms[-1], "exact": exact,
+        rows.append({"width": m, "params": net.num_params(), "median_s": timing.median, "times_s": timing.times,
+                     "compile_s": timing.compile_s, "spectral_norm": norms[-1], "exact": exact,
                      "rel_error": abs(norms[-1] - exact) / exact})
-        print(f"width {m:8d}: {median:.3f} s, |H| = {norms[-1]:.6e}, relative error {rows[-1]['rel_error']:.1e}", flush=True)
+        print(f"width {m:8d}: {timing.median:.3f} s, |H| = {norms[-1]:.6e}, "
+              f"relative error {rows[-1]['rel_error']:.1e}", flush=True)
     print()
     print(table(rows, [("width", "width", "d"), ("params", "parameters", "d"), ("median_s", "time (s)", ".3f"),
                        ("compile_s", "compile (s)", ".2f"), ("spectral_norm", "||H||", ".6e"),

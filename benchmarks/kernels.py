@@ -29,13 +29,10 @@ DIM = 20
 
 def measure(method: str, inputs: int, runs: int) -> dict:
     """One configuration, in this process (called in a child by main)."""
-    import statistics
-    import time
-
     import jax
 
     jax.config.update("jax_enable_x64", True)
-    from _common import peak_rss_mb, rss_mb
+    from _common import peak_rss_mb, rss_mb, timed
     from lecturekit import kernels
 
     if method == "one block":
@@ -43,13 +40,9 @@ def measure(method: str, inputs: int, runs: int) -> dict:
     x = jax.random.normal(jax.random.key(0), (inputs, DIM))
     jax.block_until_ready(x)
     before = rss_mb()
-    times = []
-    for _ in range(1 + runs):  # the first call compiles
-        start = time.perf_counter()
-        jax.block_until_ready(kernels.mlp_kernels(x, depth=DEPTH))
-        times.append(time.perf_counter() - start)
-    return {"method": method, "inputs": inputs, "depth": DEPTH, "activation": "relu", "cold_s": times[0],
-            "median_s": statistics.median(times[1:]), "times_s": times[1:], "peak_mb": peak_rss_mb() - before}
+    timing = timed(lambda: kernels.mlp_kernels(x, depth=DEPTH), runs=runs)
+    return {"method": method, "inputs": inputs, "depth": DEPTH, "activation": "relu", "cold_s": timing.first,
+            "median_s": timing.median, "times_s": timing.times, "peak_mb": peak_rss_mb() - before}
 
 
 def main() -> bool:

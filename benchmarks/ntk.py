@@ -74,9 +74,9 @@ def main() -> bool:
             elif predicted > TIME_LIMIT_S:
                 row["note"] = f"not run: ~{predicted:.0f} s predicted"
             else:
-                median, times, compile_s = timed(lambda: fn(params, x), runs=3)
-                row.update(median_s=median, times_s=times, compile_s=compile_s)
-                seconds_per_gflop[name] = max(seconds_per_gflop[name], median / max(gflops, 1e-9))
+                timing = timed(lambda: fn(params, x), runs=3)
+                row.update(median_s=timing.median, times_s=timing.times, compile_s=timing.compile_s)
+                seconds_per_gflop[name] = max(seconds_per_gflop[name], timing.median / max(gflops, 1e-9))
             rows.append(row)
             print(f"{name:>16} width {width:5d}, {inputs:3d} inputs: "
                   + (f"{row['median_s']:.4f} s" if row["median_s"] is not None else row["note"]), flush=True)
