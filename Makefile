@@ -32,11 +32,14 @@ export CHAPTER_TIME_LIMIT_S
 # Progress bars (tqdm reads TQDM_* defaults from the environment) are for readers running
 # the chapters; headless executions (nbval, the book build) switch them off, so that a
 # chapter's outputs hold no timings and the HTML shows no frozen bars.
+# Every figure they display is checked against the book's figure rules (labels, colour
+# limits, categorical colours, legends: lecturekit/figure_checks.py); nbval fails a cell
+# whose figure breaks one.
 # They also share a persistent JAX compilation cache: the nbval run starts it empty (so its
 # chapter times are those of a first run) and fills it; the determinism run and the book
 # build then reuse the compiled programs (same programs, so the same numbers).
 JAX_CACHE := _build/jax-cache
-HEADLESS := TQDM_DISABLE=1 JAX_COMPILATION_CACHE_DIR=$(CURDIR)/$(JAX_CACHE) \
+HEADLESS := TQDM_DISABLE=1 LECTUREKIT_AUDIT_FIGURES=1 JAX_COMPILATION_CACHE_DIR=$(CURDIR)/$(JAX_CACHE) \
   JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=-1
 # Extra options for JupyterLab, e.g. make lab LAB_ARGS="--no-browser --port 8890"
 LAB_ARGS ?=

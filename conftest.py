@@ -12,6 +12,9 @@ book's execution cache (``_build/.jupyter_cache``, the jupyter-cache project tha
 cells in the same environment, so the book build that follows in ``make test`` reuses
 these results instead of executing every chapter a second time; a chapter whose code
 changed afterwards no longer matches the cache and is executed by the build.
+
+A cell that prints a figure-check problem (``lecturekit.figure_checks``: every displayed
+figure is checked when LECTUREKIT_AUDIT_FIGURES is set, as `make test` does) fails.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         outputs = getattr(item, "test_outputs", None)
         if outputs is not None:
             _outputs[notebook][item.cell_num] = list(outputs)
+            _fail_on_figure_problems(report, outputs)
     if report.failed:
         _failed.add(notebook)
     if call.when == "teardown" and _last_item.get(notebook) == item.nodeid:
@@ -88,6 +92,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         if report.passed and notebook not in _failed:
             _store_in_book_cache(notebook, _outputs.pop(notebook, {}))
     return report
+
+
+def _fail_on_figure_problems(report: pytest.TestReport, outputs: list) -> None:
+    from lecturekit.figure_checks import MARKER
+
+    found = [line for out in outputs if out.get("output_type") == "stream"
+             for line in str(out.get("text", "")).splitlines() if line.startswith(MARKER)]
+    if found and report.passed:
+        report.outcome = "failed"
+        report.longrepr = "The cell's figure breaks the book's figure rules:\n" + "\n".join(found)
 
 
 def _store_in_book_cache(notebook: Path, outputs: dict[int, list]) -> None:

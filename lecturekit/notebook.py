@@ -16,19 +16,32 @@ import os
 
 import jax
 
-from . import plotting
+from . import figure_checks, plotting
+
+AUDIT_VARIABLE = "LECTUREKIT_AUDIT_FIGURES"
 
 
 def setup(*, float64: bool = True) -> None:
-    """Enable float64 in JAX (unless ``float64=False``) and the book's matplotlib style."""
+    """Enable float64 in JAX (unless ``float64=False``) and the book's matplotlib style.
+
+    With the environment variable LECTUREKIT_AUDIT_FIGURES set (``make test`` and ``make book``
+    set it), every figure the notebook displays is checked by ``figure_checks`` and each
+    problem is printed to stderr; the test run fails the cell that printed it.
+    """
     if not isinstance(float64, bool):
         raise TypeError(f"float64 must be True or False, got {float64!r}")
     jax.config.update("jax_enable_x64", bool(float64))
     plotting.use_book_style()
+    if _flag(AUDIT_VARIABLE):
+        figure_checks.install()
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
 
 
 def _bars_disabled() -> bool:
-    return os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false", "no")
+    return _flag("TQDM_DISABLE")
 
 
 def tqdm(*args, **kwargs):
