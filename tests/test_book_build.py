@@ -86,3 +86,35 @@ def test_images_resolve(book):
             if not target.is_file():
                 missing.append(f"{page.relative_to(book)}: {src}")
     assert not missing, "\n".join(missing)
+
+
+def _chapter_pages(book: Path) -> list[Path]:
+    return sorted((book / "chapters").glob("*.html"))
+
+
+def test_every_figure_is_numbered_captioned_and_referenced(book):
+    """A figure a cell draws sits in a numbered <figure> with a caption, and the page's text
+    links to it (the `mystnb: figure:` metadata of the cell and a {numref} in the prose)."""
+    from bs4 import BeautifulSoup
+
+    problems = []
+    for page in _chapter_pages(book):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        name = page.name
+        for image in soup.select("div.cell_output img"):
+            figure = image.find_parent("figure")
+            if figure is None:
+                problems.append(f"{name}: an output image outside a numbered figure "
+                                f"({image.get('src', '')[-20:]}): add mystnb figure metadata")
+                continue
+            number = figure.select_one("figcaption .caption-number")
+            text = figure.select_one("figcaption .caption-text")
+            if number is None or not re.fullmatch(r"Figure \d+\s*", number.get_text()):
+                problems.append(f"{name}: figure {figure.get('id')} is not numbered")
+            if text is None or len(text.get_text(strip=True)) < 40:
+                problems.append(f"{name}: figure {figure.get('id')} has no caption saying what to see")
+            target = figure.get("id")
+            links = soup.select(f'a.reference.internal[href="#{target}"]')
+            if not target or not [a for a in links if a.find_parent("figure") is None]:
+                problems.append(f"{name}: figure {target} is not referenced from the text")
+    assert not problems, "\n".join(problems)

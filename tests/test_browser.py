@@ -15,7 +15,9 @@ visit (a fresh browser context: no stored settings) and must then
 * hold no broken internal link: the target file exists and so does its #fragment;
 * show no unresolved cross-reference (Sphinx's `missing` references, `??`, `{ref}`);
 * have exactly as many solution dropdowns as its source has solution directives, each
-  hidden at first and shown by a click on its toggle button.
+  hidden at first and shown by a click on its toggle button;
+* show the code of every verification cell (tagged hide-input or hide-cell) collapsed, one
+  click away, and the caption of every figure.
 
 A full-page screenshot of Chapter 2 is saved to `_build/screenshots/` for inspection.
 """
@@ -79,6 +81,16 @@ def _source(docname: str) -> Path:
 
 def _solution_count(docname: str) -> int:
     return len(SOLUTION_DIRECTIVE.findall(_source(docname).read_text(encoding="utf-8")))
+
+
+def _collapsed_cell_count(docname: str) -> int:
+    source = _source(docname)
+    if source.suffix != ".md" or "kernelspec" not in source.read_text(encoding="utf-8")[:600]:
+        return 0
+    import jupytext
+
+    return sum(1 for cell in jupytext.read(source).cells if cell.cell_type == "code"
+               and {"hide-input", "hide-cell"} & set(cell.metadata.get("tags", [])))
 
 
 def _in_context(pattern: re.Pattern, text: str, width: int = 60, limit: int = 12) -> list[str]:
@@ -349,6 +361,28 @@ def test_solutions_are_hidden_until_toggled(opened):
         body.first.wait_for(state="visible", timeout=5_000)
         assert all(body.nth(i).is_visible() for i in range(body.count())), f"{label} is not shown after a click"
     assert not opened.console_errors, "\n".join(opened.console_errors)
+
+
+def test_verification_cells_are_collapsed_one_click_away(opened):
+    page = opened.page
+    cells = page.locator("div.cell.tag_hide-input, div.cell.tag_hide-cell")
+    expected = _collapsed_cell_count(opened.docname)
+    assert cells.count() == expected, (
+        f"{cells.count()} collapsed cells on the page, {expected} tagged in the source")
+    shown = [i for i in range(cells.count()) if cells.nth(i).locator(".cell_input").is_visible()]
+    assert not shown, f"collapsed cells whose code is visible before a click: {shown}"
+    if expected:
+        first = cells.first
+        first.locator("details > summary").first.click()
+        first.locator(".cell_input").wait_for(state="visible", timeout=5_000)
+    assert not opened.console_errors, "\n".join(opened.console_errors)
+
+
+def test_figure_captions_are_shown(opened):
+    figures = opened.page.locator("div.cell_output figure")
+    hidden = [figures.nth(i).get_attribute("id") for i in range(figures.count())
+              if not figures.nth(i).locator("figcaption").is_visible()]
+    assert not hidden, f"figures whose caption is not visible: {hidden}"
 
 
 @pytest.mark.parametrize("opened", [SCREENSHOT_PAGE], indirect=True)
