@@ -25,13 +25,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from lecturekit import (  # noqa: E402
-    activations, criticality, gp, hessian, implicit_bias, kernels, linearity, nets, notebook, plotting, quadratic,
+    activations, criticality, figure_checks, gp, hessian, implicit_bias, kernels, linearity, nets, notebook, plotting, quadratic,
     regions, regression, stats, symbolic, tangent, training,
 )
 
 jax.config.update("jax_enable_x64", True)
 
-MODULES = (activations, criticality, gp, hessian, implicit_bias, kernels, linearity, nets, notebook, plotting,
+MODULES = (activations, criticality, figure_checks, gp, hessian, implicit_bias, kernels, linearity, nets, notebook, plotting,
            quadratic, regions, regression, stats, symbolic, tangent, training)
 
 # ---------------------------------------------------------------------------------- argument kinds
@@ -468,6 +468,12 @@ CASES = [
     # smoke=False: setup changes JAX's global configuration (its argument is a bool: nothing to mutate)
     case("notebook.setup", notebook.setup, lambda: dict(float64=True), smoke=False,
          float64=Custom((("yes", TYPE_ERR), (1, TYPE_ERR), (None, TYPE_ERR)))),
+    # smoke=False: install() changes IPython's display formatter (a no-op outside IPython)
+    case("figure_checks.install", figure_checks.install, lambda: dict(), smoke=False),
+    case("figure_checks.problems", figure_checks.problems, lambda: dict(fig=plt.figure()),
+         cleanup=close_figures, fig=Custom((("figure", TYPE_ERR), (None, TYPE_ERR), (np.zeros(3), TYPE_ERR)))),
+    case("figure_checks.report", figure_checks.report, lambda: dict(fig=plt.figure()),
+         cleanup=close_figures, fig=Custom((("figure", TYPE_ERR), (None, TYPE_ERR)))),
     # ------------------------------------------------------------------ criticality
     case("criticality.gauss_hermite", criticality.gauss_hermite, lambda: dict(nodes=8), nodes=Int(1)),
     case("criticality.gaussian_expectation", criticality.gaussian_expectation,
