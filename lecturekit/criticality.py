@@ -44,13 +44,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.optimize
+import scipy.stats
 from jax.typing import ArrayLike
 
 from . import activations as _act
 from . import kernels as _kernels
 from ._validation import (
-    as_float_array, check_broadcastable, check_callable, check_positive_int, check_real, float_dtype,
-    warn_if_below_precision,
+    as_float_array, check_broadcastable, check_callable, check_key, check_positive_int, check_real,
+    float_dtype, warn_if_below_precision,
 )
 
 DEFAULT_NODES = 128
@@ -384,3 +385,238 @@ def critical_weight_variance(
             f"bracket {bracket} does not contain the critical C_w (chi_perp - 1 = {f_lo:.3g} and {f_hi:.3g})"
         )
     return float(scipy.optimize.brentq(excess, lo, hi, xtol=xtol))
+
+
+def correlation_slope(
+    rho: ArrayLike,
+    variance: ArrayLike,
+    activation: str = "tanh",
+    *,
+    c_w: float,
+    c_b: float = 0.0,
+    nodes: int = PAIR_NODES,
+) -> jax.Array:
+    """dc/drho of the correlation map :func:`correlation_map` at (rho, K = ``variance``).
+
+    With u, v ~ N(0, K) of correlation rho, Price's theorem gives
+    dc/drho = C_w K E[phi'(u) phi'(v)] / V(K). At a fixed point K = K* (so V(K*) = K*):
+
+    * at rho = 1 it is chi_perp(K*), the rate at which 1 - rho_l -> 0 in the ordered phase;
+    * at the fixed point rho* < 1 of the chaotic phase it is the rate of rho_l - rho* -> 0,
+      and the correlation depth scale there is -1 / ln c'(rho*) (Schoenholz et al. 2017).
+    """
+    act = _act.get(activation)
+    c_w, c_b = _check_weights(c_w, c_b)
+    nodes = check_positive_int(nodes, name="nodes", minimum=2)
+    r = as_float_array(rho, name="rho")
+    r_np = _concrete(r)
+    if r_np is not None and np.any(np.abs(r_np) > 1.0 + 1e-12):
+        raise ValueError("rho is a correlation and must lie in [-1, 1]")
+    k = _check_variance(variance, "variance")
+    check_broadcastable(rho=r, variance=k)
+    r, k = jnp.broadcast_arrays(jnp.clip(r, -1.0, 1.0), k)
+    return _correlation_slope(r, k, act, c_w, c_b, nodes)
+
+
+@partial(jax.jit, static_argnums=(2, 5))
+def _correlation_slope(r, k, act, c_w, c_b, nodes):
+    duals = _kernels.dual_fn(act, nodes=nodes)
+    e_dphi = duals(k, r * k, k)[1]
+    v = c_b + c_w * duals(k, k, k)[0]
+    return c_w * k * e_dphi / v
+
+
+# --------------------------------------------------------------------------------------
+# Finite random networks: exact and cheap samplers for Monte Carlo over networks
+
+
+def _flat_normals(key: jax.Array, shape: tuple[int, ...], dtype) -> jax.Array:
+    """i.i.d. N(0, 1) entries of ``shape``: the law of jax.random.normal(key, shape).
+
+    Drawn flat and reshaped: XLA compiles the one-dimensional sampler several times faster
+    than a multi-dimensional one, and compilation dominates the cost of these small draws.
+    """
+    return jax.random.normal(key, (int(np.prod(shape)),), dtype=dtype).reshape(shape)
+
+
+def layer_mean_squares(
+    key: jax.Array,
+    *,
+    n0: int,
+    width: int,
+    depth: int,
+    count: int,
+    v_first: float,
+    v_hidden: float,
+    activation: str = "relu",
+) -> tuple[jax.Array, jax.Array]:
+    """Layer averages of ``count`` random bias-free networks at the input x = (1, ..., 1).
+
+    Network: z^(1) = sqrt(v_first / n0) W^(1) x and z^(l+1) = sqrt(v_hidden / width)
+    W^(l+1) phi(z^(l)), all hidden widths ``width``, W entries i.i.d. N(0, 1). So v_first and
+    v_hidden are V_w * fan_in: C_w for fan-in scaling, the fan-in itself for N(0, 1) weights.
+    Since ||x||^2 / n0 = 1, the first layer has K^(1) = v_first.
+
+    Returns (z_sq, phi_sq), each of shape (count, depth):
+    z_sq[:, l - 1] = (1/n) ||z^(l)||^2 and phi_sq[:, l - 1] = (1/n) ||phi(z^(l))||^2, one row per
+    network. Given layer l, E[z_sq[:, l] | layer l] = v_hidden * phi_sq[:, l - 1] exactly.
+    """
+    check_key(key)
+    n0 = check_positive_int(n0, name="n0")
+    width = check_positive_int(width, name="width")
+    depth = check_positive_int(depth, name="depth")
+    count = check_positive_int(count, name="count")
+    v_first = check_real(v_first, name="v_first", nonnegative=True)
+    v_hidden = check_real(v_hidden, name="v_hidden", nonnegative=True)
+    act = _act.get(activation)
+    return _layer_mean_squares(key, v_first, v_hidden, n0, width, depth, count, act)
+
+
+@partial(jax.jit, static_argnums=(3, 4, 5, 6, 7))
+def _layer_mean_squares(key, v_first, v_hidden, n0, width, depth, count, act):
+    draws = _flat_normals(key, (count, width * n0 + (depth - 1) * width**2), jnp.float64)
+    return _layer_mean_squares_from(draws, v_first, v_hidden, n0, width, depth, act)
+
+
+def _layer_mean_squares_from(draws, v_first, v_hidden, n0, width, depth, act):
+    """The networks of :func:`layer_mean_squares` from their weights, one row of draws each:
+    W^(1) (width x n0, row-major) first, then W^(2), ..., W^(depth) (width x width)."""
+    count = draws.shape[0]
+    w_first = draws[:, : width * n0].reshape(count, width, n0)
+    w_hidden = draws[:, width * n0:].reshape(count, depth - 1, width, width)
+
+    def hidden_layer(zl, w):  # the hidden layers share one shape: lax.scan compiles one
+        z_next = w @ act.fn(zl) * jnp.sqrt(v_hidden / width)
+        return z_next, (jnp.mean(z_next**2), jnp.mean(act.fn(z_next) ** 2))
+
+    def one_net(w1, ws):
+        z1 = w1 @ jnp.ones(n0, dtype=draws.dtype) * jnp.sqrt(v_first / n0)
+        _, (z_sq, phi_sq) = jax.lax.scan(hidden_layer, z1, ws)
+        first = (jnp.mean(z1**2)[None], jnp.mean(act.fn(z1) ** 2)[None])
+        return jnp.concatenate([first[0], z_sq]), jnp.concatenate([first[1], phi_sq])
+
+    return jax.vmap(one_net)(w_first, w_hidden)
+
+
+def _sqrt_psd(k: jax.Array) -> jax.Array:
+    """S with S S^T = k for a symmetric PSD k (eigendecomposition: works when k is singular)."""
+    lam, u = jnp.linalg.eigh(k)
+    return u * jnp.sqrt(jnp.clip(lam, 0.0))
+
+
+def sample_network_kernels(
+    key: jax.Array,
+    x: ArrayLike,
+    width: int,
+    *,
+    depth: int,
+    count: int,
+    max_width: int | None = None,
+    activation: str = "relu",
+    c_w: float = 2.0,
+    c_b: float = 0.0,
+) -> tuple[jax.Array, jax.Array]:
+    """Exact Monte Carlo of ``count`` random networks (NTK parameterization) at the inputs x.
+
+    Network: K_hat^(1) = C_b + C_w x x^T / n0, hidden widths ``width``, ``depth`` hidden layers.
+    Given layer l, the neurons z^(l+1)_i = (z^(l+1)_{i, alpha})_alpha, i = 1..n, are i.i.d.
+    N(0, K_hat^(l+1)) with K_hat^(l+1) = C_b + (C_w / n) phi(z^(l)) phi(z^(l))^T (each neuron uses
+    its own row of Gaussian weights), so drawing them layer by layer from these Gaussians has
+    exactly the law of the network at the k inputs, with O(k n) numbers per layer, not n^2.
+
+    x: (k, n0). Returns (zz, k_hat), both of shape (count, depth, k, k):
+    zz[:, l] = (1/n) z^(l+1) z^(l+1)^T (the layer average of hidden layer l + 1) and
+    k_hat[:, l] = C_b + C_w phi(z^(l+1)) phi(z^(l+1))^T / n, the covariance of the next layer
+    given the first l + 1: the output covariance given the hidden layers of the network cut
+    after l + 1 hidden layers (readout with the same C_w, C_b).
+
+    Every layer draws ``max_width`` (default ``width``) neurons and uses the first ``width``,
+    so one compilation serves all widths up to ``max_width``. Draws are float32 (their
+    rounding, 1e-7 relative, is far below any Monte Carlo error); products are float64.
+    """
+    check_key(key)
+    x = as_float_array(x, name="x", ndim=2, nonempty=True)
+    width = check_positive_int(width, name="width")
+    max_width = width if max_width is None else check_positive_int(max_width, name="max_width")
+    if width > max_width:
+        raise ValueError(f"width must be <= max_width = {max_width}, got {width}")
+    depth = check_positive_int(depth, name="depth")
+    count = check_positive_int(count, name="count")
+    c_w, c_b = _check_weights(c_w, c_b)
+    act = _act.get(activation)
+    return _sample_network_kernels(key, x, width, c_w, c_b, depth, count, max_width, act)
+
+
+@partial(jax.jit, static_argnums=(5, 6, 7, 8))
+def _sample_network_kernels(key, x, width, c_w, c_b, depth, count, max_width, act):
+    use = (jnp.arange(max_width) < width) / width  # weight 1/n on the first n neurons, 0 after
+
+    def layer(k_hat, g):  # given the previous layer the neurons are i.i.d. N(0, k_hat)
+        zl = _sqrt_psd(k_hat) @ g  # (k, max_width): columns are neurons
+        k_next = c_b + c_w * (act.fn(zl) * use) @ act.fn(zl).T
+        return k_next, ((zl * use) @ zl.T, k_next)
+
+    def one_network(g_net):
+        k1 = c_b + c_w * x @ x.T / x.shape[1]
+        return jax.lax.scan(layer, k1, g_net)[1]
+
+    g = _flat_normals(key, (count, depth, x.shape[0], max_width), jnp.float32)
+    return jax.vmap(one_network)(g)
+
+
+# --------------------------------------------------------------------------------------
+# He-ReLU networks at one input: the output is an explicit Gaussian scale mixture
+
+
+def relu_layer_factor_moments(width: int, orders: int = 4) -> np.ndarray:
+    """E[X^k], k = 1..orders, of the layer factor X = 2 chi^2_B / n, B ~ Bin(n, 1/2), n = width.
+
+    For a He-ReLU network (C_w = 2, C_b = 0) at one input, K_hat^(l+1) = K_hat^(l) X_l with
+    X_l i.i.d. (B is the number of active neurons and the sum of their relu^2 is chi^2_B given
+    B). Exact: E[X^k] = (2/n)^k E[B (B + 2) ... (B + 2k - 2)]. In particular E[X] = 1 and
+    E[X^2] = 1 + 5/n.
+    """
+    n = check_positive_int(width, name="width")
+    orders = check_positive_int(orders, name="orders")
+    b = np.arange(n + 1, dtype=float)
+    p_b = scipy.stats.binom.pmf(b, n, 0.5)
+    rising = [np.prod([b + 2 * j for j in range(k)], axis=0) for k in range(1, orders + 1)]
+    return np.array([(2.0 / n) ** k * np.sum(p_b * r) for k, r in zip(range(1, orders + 1), rising)])
+
+
+def relu_output_excess_kurtosis(width: ArrayLike, depth: int) -> np.ndarray:
+    """Excess kurtosis 3((1 + 5/n)^L - 1) of the output of a He-ReLU network at one input.
+
+    n = ``width`` (all L = ``depth`` hidden layers), C_w = 2, C_b = 0 in every layer: f is
+    N(0, K_hat^(L+1)) given the hidden layers, so its excess kurtosis is
+    3 Var(K_hat) / E[K_hat]^2 = 3 (E[X^2]^L - 1) (see :func:`relu_layer_factor_moments`).
+    """
+    n = np.asarray(as_float_array(width, name="width"), dtype=float)
+    if np.any(n < 1):
+        raise ValueError(f"width must be >= 1, got {n}")
+    depth = check_positive_int(depth, name="depth")
+    return 3.0 * ((1.0 + 5.0 / n) ** depth - 1.0)
+
+
+def relu_output_mixture(
+    key: jax.Array, width: int, *, depth: int = 3, count: int = 20_000, k1: float = 2.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """f(x) and K_hat^(L+1) of ``count`` He-ReLU networks at one input, drawn from their exact law.
+
+    L = ``depth`` hidden layers of ``width`` neurons, C_w = 2, C_b = 0 everywhere, first-layer
+    variance K^(1) = ``k1``. Per layer B ~ Bin(n, 1/2) neurons are active and the sum of their
+    relu^2 is chi^2_B (0 if B = 0); f ~ N(0, K_hat^(L+1)) given the layers. All are drawn by
+    inverting their CDFs (scipy.stats) at uniforms from ``key``: exact, and it compiles no
+    sampler. Returns NumPy arrays (f, k_out) of shape (count,).
+    """
+    check_key(key)
+    n = check_positive_int(width, name="width")
+    depth = check_positive_int(depth, name="depth")
+    count = check_positive_int(count, name="count")
+    k1 = check_real(k1, name="k1", positive=True)
+    u = np.asarray(jax.random.uniform(key, ((2 * depth + 1) * count,), dtype=jnp.float64))
+    u = u.reshape(2 * depth + 1, count)
+    active = scipy.stats.binom.ppf(u[:depth], n, 0.5)
+    chi2 = np.where(active > 0, scipy.stats.chi2.ppf(u[depth:-1], np.maximum(active, 1)), 0.0)
+    k_out = k1 * np.prod(2.0 * chi2 / n, axis=0)
+    return np.sqrt(k_out) * scipy.stats.norm.ppf(u[-1]), k_out

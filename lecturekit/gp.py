@@ -153,3 +153,39 @@ def sample_prior(key: jax.Array, kernel: ArrayLike, num_samples: int, *, jitter:
     # a flat draw reshaped: same law, and the 1-D sampler compiles much faster than a 2-D one
     g = jax.random.normal(key, (k.shape[0] * num_samples,), dtype=factor.dtype).reshape(k.shape[0], num_samples)
     return (factor @ g).T
+
+
+def posterior_z_scores(
+    key: jax.Array, kernel: ArrayLike, n_train: int, *, noise: float, num_draws: int, jitter: float = 1e-10
+) -> jax.Array:
+    """Standardized errors of the posterior when the data really come from the prior.
+
+    ``kernel`` is k on all points, the first ``n_train`` of them the training inputs X and the
+    rest the test points X_*. Each draw takes f ~ N(0, kernel) on all points and
+    y = f(X) + N(0, noise I), computes the posterior (:func:`posterior`) and returns
+    (f(X_*) - mean_*) / sqrt(var_*). If mean and variance are the conditional ones, every
+    entry is exactly N(0, 1); a wrong variance (e.g. the prior's, or the noiseless formula)
+    makes E[z^2] differ from 1. Returns (num_draws, m), m = number of test points.
+    """
+    check_key(key)
+    k = as_float_array(kernel, name="kernel", ndim=2, nonempty=True)
+    _check_square_symmetric(k, "kernel")
+    n = check_positive_int(n_train, name="n_train")
+    if n >= k.shape[0]:
+        raise ValueError(f"n_train must be < the number of points {k.shape[0]}, got {n}")
+    noise = check_real(noise, name="noise", nonnegative=True)
+    num_draws = check_positive_int(num_draws, name="num_draws")
+    a = np.asarray(k)
+    post = posterior(a[:n, :n], a[n:, :n], a[n:, n:], np.zeros(n), noise=noise)
+    factor, _ = cholesky(a, jitter=jitter * (float(np.mean(np.abs(np.diag(a)))) or 1.0))
+    size = a.shape[0]
+    g = jax.random.normal(key, ((size + n) * num_draws,), dtype=factor.dtype)  # one flat draw
+    f = (factor @ g[: size * num_draws].reshape(size, num_draws)).T
+    y = f[:, :n] + np.sqrt(noise) * g[size * num_draws:].reshape(num_draws, n)
+    return _z_scores(a[:n, :n] + noise * np.eye(n), a[n:, :n], f[:, n:], y, post.variance)
+
+
+@jax.jit
+def _z_scores(a_noisy, ksx, f_test, y, variance):
+    mean = jsl.solve(a_noisy, ksx.T, assume_a="pos").T @ y.T  # (m, draws)
+    return (f_test - mean.T) / jnp.sqrt(variance)

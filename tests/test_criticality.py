@@ -159,3 +159,113 @@ def test_bad_covariances_and_negative_arrays():
         cr.covariance_map(np.array([1.0, -0.5]), 0.0, 1.0, "tanh", c_w=1.0)
     with pytest.raises(ValueError, match="rho"):
         cr.correlation_map(np.array([0.5, -1.2]), 1.0, "tanh", c_w=1.0)
+
+
+# --------------------------------------------------------------------------------------
+# The slope of the correlation map and the depth scales
+
+
+@pytest.mark.parametrize("c_w", [1.0, 3.0])
+def test_correlation_slope_is_the_derivative_of_the_map(c_w):
+    k_star = float(cr.fixed_point("tanh", c_w=c_w, c_b=0.05, iterations=4000))
+    rho = np.array([0.2, 0.5, 0.9])
+    h = 1e-5
+    opts = dict(c_w=c_w, c_b=0.05, nodes=120)  # 120^2 nodes: the two quadratures agree to ~1e-10
+    up = np.asarray(cr.correlation_map(rho + h, k_star, "tanh", **opts))
+    down = np.asarray(cr.correlation_map(rho - h, k_star, "tanh", **opts))
+    slope = np.asarray(cr.correlation_slope(rho, k_star, "tanh", **opts))
+    # central difference: error O(h^2) ~ 1e-10 plus rounding 1e-16 / h ~ 1e-11
+    assert np.allclose(slope, (up - down) / (2 * h), rtol=1e-7)
+    # at rho = 1 and the fixed point the slope is chi_perp
+    assert float(cr.correlation_slope(1.0, k_star, "tanh", c_w=c_w, c_b=0.05)) == pytest.approx(
+        float(cr.chi_perp(k_star, "tanh", c_w=c_w)), rel=1e-6)
+
+
+def test_chaotic_correlations_converge_at_the_slope_at_rho_star():
+    # tanh, C_b = 0.05, C_w = 3 is chaotic: rho_l -> rho* < 1 geometrically, at rate c'(rho*) (not chi_perp > 1)
+    k_star = float(cr.fixed_point("tanh", c_w=3.0, c_b=0.05, iterations=4000))
+    k11, k12, _ = cr.kernel_trajectory(k_star, 0.2 * k_star, k_star, 400, "tanh", c_w=3.0, c_b=0.05)
+    rho = np.asarray(k12) / np.asarray(k11)
+    rho_star = rho[-1]
+    gap = np.abs(rho - rho_star)
+    l = int(np.argmax(gap < 1e-6))  # far above rounding, close enough for the linearization
+    measured = gap[l + 1] / gap[l]
+    slope = float(cr.correlation_slope(rho_star, k_star, "tanh", c_w=3.0, c_b=0.05))
+    assert slope < 1 < float(cr.chi_perp(k_star, "tanh", c_w=3.0))
+    assert measured == pytest.approx(slope, rel=1e-4)
+
+
+def test_correlation_slope_validates():
+    with pytest.raises(ValueError, match="rho"):
+        cr.correlation_slope(1.5, 1.0, "tanh", c_w=1.0)
+    with pytest.raises(ValueError, match="variance"):
+        cr.correlation_slope(0.5, -1.0, "tanh", c_w=1.0)
+
+
+# --------------------------------------------------------------------------------------
+# Samplers of finite networks
+
+
+def test_layer_mean_squares_matches_an_explicit_forward_pass():
+    key, n0, width, depth, count = jax.random.key(3), 5, 7, 4, 3
+    z_sq, phi_sq = cr.layer_mean_squares(key, n0=n0, width=width, depth=depth, count=count,
+                                         v_first=1.7, v_hidden=2.3)
+    draws = np.asarray(cr._flat_normals(key, (count, width * n0 + (depth - 1) * width**2), jnp.float64))
+    for i in range(count):
+        w1 = draws[i, : width * n0].reshape(width, n0)
+        ws = draws[i, width * n0:].reshape(depth - 1, width, width)
+        z = np.sqrt(1.7 / n0) * w1 @ np.ones(n0)
+        want_z, want_phi = [np.mean(z**2)], [np.mean(np.maximum(z, 0) ** 2)]
+        for w in ws:
+            z = np.sqrt(2.3 / width) * w @ np.maximum(z, 0)
+            want_z.append(np.mean(z**2))
+            want_phi.append(np.mean(np.maximum(z, 0) ** 2))
+        assert np.allclose(z_sq[i], want_z, rtol=1e-12) and np.allclose(phi_sq[i], want_phi, rtol=1e-12)
+
+
+def test_layer_mean_squares_conditional_mean():
+    # E[(1/n)||z^(l+1)||^2 | layer l] = v (1/n)||relu(z^(l))||^2: the residual has mean 0
+    z_sq, phi_sq = (np.asarray(a) for a in cr.layer_mean_squares(
+        jax.random.key(4), n0=3, width=16, depth=3, count=4000, v_first=2.0, v_hidden=2.0))
+    resid = (z_sq[:, 1:] - 2.0 * phi_sq[:, :-1]) / z_sq[:, :-1]  # scale-free, mean 0 given layer l
+    mean, se = resid.mean(axis=0), resid.std(axis=0, ddof=1) / np.sqrt(len(resid))
+    assert np.all(np.abs(mean) < 5 * se), (mean, se)
+    with pytest.raises(TypeError, match="width"):
+        cr.layer_mean_squares(jax.random.key(0), n0=3, width=2.5, depth=3, count=2, v_first=1.0, v_hidden=1.0)
+
+
+def test_sample_network_kernels_is_unbiased_at_layer_two():
+    # Layer 1 is exactly Gaussian with covariance K^(1), so E[K_hat^(2)] = K^(2) at any width.
+    x = np.array([[1.0, 0.0], [0.6, 0.8]]) * np.sqrt(2.0)
+    zz, k_hat = (np.asarray(a) for a in cr.sample_network_kernels(
+        jax.random.key(5), x, 6, depth=2, count=20_000, max_width=8, c_w=2.0, c_b=0.1))
+    assert zz.shape == k_hat.shape == (20_000, 2, 2, 2)
+    k1 = 0.1 + 2.0 * x @ x.T / 2
+    k2 = np.array(cr.covariance_map(k1[0, 0], k1[0, 1], k1[1, 1], "relu", c_w=2.0, c_b=0.1))
+    est = k_hat[:, 0]
+    mean, se = est.mean(axis=0), est.std(axis=0, ddof=1) / np.sqrt(len(est))
+    assert np.all(np.abs(mean[[0, 0, 1], [0, 1, 1]] - k2) < 5 * se[[0, 0, 1], [0, 1, 1]])
+    # the layer average of layer 2 has the same mean (given layer 1 its mean is K_hat^(2))
+    assert np.all(np.abs(zz[:, 1].mean(axis=0) - mean) < 5 * zz[:, 1].std(axis=0) / np.sqrt(len(zz)))
+    with pytest.raises(ValueError, match="max_width"):
+        cr.sample_network_kernels(jax.random.key(0), x, 9, depth=1, count=2, max_width=8)
+
+
+# --------------------------------------------------------------------------------------
+# He-ReLU output law at one input
+
+
+@pytest.mark.parametrize("n", [1, 4, 30])
+def test_relu_layer_factor_moments(n):
+    m = cr.relu_layer_factor_moments(n, orders=2)
+    assert m[0] == pytest.approx(1.0, rel=1e-13) and m[1] == pytest.approx(1 + 5 / n, rel=1e-13)
+    assert cr.relu_output_excess_kurtosis(n, 3) == pytest.approx(3 * ((1 + 5 / n) ** 3 - 1))
+
+
+def test_relu_output_mixture_moments():
+    f, k = cr.relu_output_mixture(jax.random.key(6), 10, depth=2, count=200_000, k1=1.5)
+    m1, m2 = cr.relu_layer_factor_moments(10, orders=2)
+    for got, want in [(k, 1.5 * m1**2), (k**2, 1.5**2 * m2**2), (f**2, 1.5 * m1**2)]:
+        assert abs(got.mean() - want) < 5 * got.std() / np.sqrt(got.size), (got.mean(), want)
+    with pytest.raises(ValueError, match="k1"):
+        cr.relu_output_mixture(jax.random.key(0), 3, k1=0.0)

@@ -98,3 +98,19 @@ def test_posterior_accepts_jax_arrays_and_matches_numpy_inputs(problem):
     assert np.allclose(np_post.mean, jx_post.mean, atol=1e-13) and np.allclose(np_post.cov, jx_post.cov, atol=1e-13)
     with pytest.raises(ValueError, match="symmetric"):
         gp.posterior(_rbf(x, x) + np.triu(np.ones((len(x), len(x))), 1), _rbf(xs, x), _rbf(xs, xs), y)
+
+
+def test_posterior_z_scores_are_standard_normal(problem):
+    x, xs, _ = problem
+    pts = np.concatenate([x, xs])
+    k = _rbf(pts, pts)
+    z = np.asarray(gp.posterior_z_scores(jax.random.key(1), k, len(x), noise=0.05, num_draws=5000))
+    assert z.shape == (5000, len(xs))
+    # each column is N(0, 1): mean 0 and mean square 1 within 5 standard errors
+    assert np.all(np.abs(z.mean(axis=0)) < 5 / np.sqrt(5000))
+    assert np.all(np.abs((z**2).mean(axis=0) - 1) < 5 * np.sqrt(2 / 5000))
+    # the prior variance in place of the posterior one would give E z^2 = var_post / var_prior
+    post = gp.posterior(k[:7, :7], k[7:, :7], k[7:, 7:], np.zeros(7), noise=0.05)
+    assert np.min(np.asarray(post.variance) / np.diag(k[7:, 7:])) < 0.5
+    with pytest.raises(ValueError, match="n_train"):
+        gp.posterior_z_scores(jax.random.key(0), k, len(pts), noise=0.1, num_draws=3)
