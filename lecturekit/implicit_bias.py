@@ -11,8 +11,9 @@ Gradient flow converges to argmin Q_{alpha, theta0}(beta) subject to X beta = y,
     Q_{alpha, theta0}(beta) = sum_i alpha**2 theta0_i**2 q(beta_i / (alpha**2 theta0_i**2)).
 
 :func:`train_diagonal_net` runs the dynamics, :func:`argmin_Q` solves the convex program
-through its dual, :func:`min_l1_interpolant` and :func:`min_weighted_l2_interpolant` give
-the alpha -> 0 and alpha -> infinity limits.
+through its dual (:func:`argmin_Q_primal`, slower, on the primal), :func:`min_l1_interpolant`
+and :func:`min_weighted_l2_interpolant` give the alpha -> 0 and alpha -> infinity limits;
+:func:`sparse_regression_problem` draws the test problems.
 
 **Max-margin** (Soudry et al. 2018). Gradient descent on the exponential or logistic loss
 of linearly separable data (no bias) diverges in norm along the hard-margin SVM direction:
@@ -21,8 +22,9 @@ of linearly separable data (no bias) diverges in norm along the hard-margin SVM 
 **SGD noise.** Fluctuation-dissipation relations (Yaida 2019) for least squares with
 Bernoulli mini-batches (:func:`sgd_least_squares_fdr`, :func:`batch_second_moment_trace`);
 SGD with label noise on a circle with a sharp and a flat minimum
-(:func:`circle_sgd_occupation`, :func:`circle_chain_stationary`); the two-speed random walk
-(:func:`two_speed_chain_stationary`, :func:`two_speed_walk_occupation`).
+(:func:`circle_sgd_occupation`, :func:`circle_chain_stationary`, :func:`circle_fokker_planck`);
+the two-speed random walk (:func:`two_speed_transition_matrix`, :func:`two_speed_chain_stationary`,
+:func:`two_speed_walk_occupation`).
 """
 
 from __future__ import annotations
@@ -49,8 +51,9 @@ from ._validation import (
 def q(z: ArrayLike) -> jax.Array:
     """The potential of diagonal networks: q(z) = 2 - sqrt(4 + z^2) + z arcsinh(z/2).
 
-    q(0) = 0, q'(z) = arcsinh(z/2), q''(z) = 1/sqrt(4 + z^2) > 0 (strictly convex);
-    q(z) = z^2/4 + O(z^4) near 0 and q(z) = |z| log|z| - |z| + O(log|z|) at infinity.
+    q(0) = 0, q'(z) = arcsinh(z/2), q''(z) = 1/sqrt(4 + z^2) > 0 (strictly convex), q even;
+    q(z) = z^2/4 - z^4/192 + O(z^6) near 0 and
+    q(z) = |z| log|z| - |z| + 2 - 1/|z| + O(|z|^-3) at infinity (natural logarithm).
     Evaluated as z arcsinh(z/2) - z^2 / (2 + sqrt(4 + z^2)) to avoid cancellation at small z.
     """
     z = as_float_array(z, name="z")
@@ -253,6 +256,63 @@ def min_weighted_l2_interpolant(X: ArrayLike, y: ArrayLike, theta0: ArrayLike | 
     Xa, ya = _check_regression(X, y)
     w = _theta0(theta0, Xa.shape[1]) ** 2
     return w * (Xa.T @ jnp.linalg.solve((Xa * w) @ Xa.T, ya))
+
+
+class SparseProblem(NamedTuple):
+    """Outcome of :func:`sparse_regression_problem`: design, noiseless labels, sparse truth."""
+
+    X: jax.Array  # (n, d)
+    y: jax.Array  # (n,) = X @ beta
+    beta: jax.Array  # (d,), k non-zero entries
+
+
+def sparse_regression_problem(key: jax.Array, *, n: int = 20, d: int = 40, k: int = 3) -> SparseProblem:
+    """Gaussian design X (n x d, entries N(0, 1)), k-sparse truth, noiseless labels y = X beta.
+
+    The support is k coordinates drawn without replacement; each non-zero entry is
+    +-(0.5 + U[0, 1]) with a fair random sign. The key is split into four (design, support,
+    signs, magnitudes), so the same key always gives the same problem.
+    """
+    check_key(key)
+    n_, d_ = check_positive_int(n, name="n"), check_positive_int(d, name="d")
+    k_ = check_positive_int(k, name="k")
+    if k_ > d_:
+        raise ValueError(f"k must be <= d = {d_} (the number of non-zero coordinates), got {k}")
+    k_x, k_supp, k_sign, k_mag = jax.random.split(key, 4)
+    X = jax.random.normal(k_x, (n_, d_))
+    support = jax.random.choice(k_supp, d_, (k_,), replace=False)
+    signs = jnp.where(jax.random.bernoulli(k_sign, 0.5, (k_,)), 1.0, -1.0)
+    beta = jnp.zeros(d_).at[support].set(signs * (0.5 + jax.random.uniform(k_mag, (k_,))))
+    return SparseProblem(X, X @ beta, beta)
+
+
+def argmin_Q_primal(X: ArrayLike, y: ArrayLike, *, alpha: float, theta0: ArrayLike | None = None) -> jax.Array:
+    """argmin Q_{alpha,theta0}(beta) subject to X beta = y, by scipy's trust-constr on the primal.
+
+    An independent reference for :func:`argmin_Q` (which works on the dual): it uses only
+    Q, its gradient arcsinh(beta_i / (2 s_i)) and its diagonal Hessian
+    1 / (s_i sqrt(4 + (beta_i/s_i)^2)), s = alpha^2 theta0^2, starting from the minimum-norm
+    interpolant; the objective is divided by its starting value so that the tolerances
+    (gtol 1e-12, xtol 1e-14) mean the same thing for every alpha. Slower than argmin_Q.
+    """
+    Xa, ya = _check_regression(X, y)
+    a = check_real(alpha, name="alpha", positive=True)
+    Xn, yn = np.asarray(Xa, float), np.asarray(ya, float)
+    s = a**2 * np.asarray(_theta0(theta0, Xn.shape[1]), float) ** 2
+
+    def qf(u):
+        return u * np.arcsinh(u / 2) - u * u / (2 + np.sqrt(4 + u * u))
+
+    start = np.linalg.lstsq(Xn, yn, rcond=None)[0]
+    scale = max(float(np.sum(s * qf(start / s))), 1e-300)
+    res = optimize.minimize(
+        lambda b: np.sum(s * qf(b / s)) / scale, start,
+        jac=lambda b: np.arcsinh(b / (2 * s)) / scale,
+        hess=lambda b: np.diag(1 / (s * np.sqrt(4 + (b / s) ** 2))) / scale,
+        method="trust-constr", constraints=[optimize.LinearConstraint(Xn, yn, yn)],
+        options={"gtol": 1e-12, "xtol": 1e-14, "maxiter": 5000},
+    )
+    return jnp.asarray(res.x)
 
 
 # ---------------------------------------------------------------------------------------
@@ -610,6 +670,36 @@ def circle_chain_stationary(
     return th, v / h
 
 
+def circle_fokker_planck(
+    theta: ArrayLike, *, kappa: float, lr: float, label_sd: float, tilt_sd: float, prefactor: bool = True
+) -> np.ndarray:
+    """Fokker-Planck (small lr, Ito) approximation of the stationary density of the circle chain.
+
+    With drift a = -lr f f' and variance D = lr^2 (label_sd^2 f'^2 + tilt_sd^2) per step (see
+    :func:`circle_sgd_occupation`), the zero-flux stationary solution of
+    dp/dt = -(a p)' + (D p)''/2 is p = D^{-1} exp(int 2a/D). The integral is taken by the
+    trapezoidal rule on ``theta``, an increasing uniform grid covering one period (it is
+    periodic here: a/D is odd about theta = 0). ``prefactor=False`` drops the 1/D factor,
+    to separate its effect from that of the position-dependent exponent. Normalized so that
+    the density integrates to 1 over the grid (trapezoidal rule).
+    """
+    th = np.asarray(as_float_array(theta, name="theta", ndim=1), float)
+    if th.size < 3 or np.any(np.diff(th) <= 0):
+        raise ValueError("theta must be an increasing grid of at least 3 points")
+    k = check_real(kappa, name="kappa")
+    if abs(k) >= 1:
+        raise ValueError(f"kappa must satisfy |kappa| < 1, got {kappa}")
+    eta = check_real(lr, name="lr", positive=True)
+    ls = check_real(label_sd, name="label_sd", nonnegative=True)
+    ts = check_real(tilt_sd, name="tilt_sd", positive=True)
+    f, fp = (np.asarray(v) for v in _circle_f(jnp.asarray(th), k))
+    D = eta**2 * (ls**2 * fp**2 + ts**2)
+    rate = 2 * (-eta * f * fp) / D
+    exponent = np.concatenate([[0.0], np.cumsum((rate[1:] + rate[:-1]) / 2 * np.diff(th))])
+    dens = np.exp(exponent - exponent.max()) / (D if prefactor else 1.0)
+    return dens / np.trapezoid(dens, th)
+
+
 def _stationary_vector(P: np.ndarray) -> np.ndarray:
     """pi = pi P, sum(pi) = 1 for an irreducible stochastic matrix P (one balance equation replaced)."""
     A = P.T - np.eye(P.shape[0])
@@ -635,6 +725,16 @@ def two_speed_chain_stationary(n_per_half: int, *, slow: int = 1, fast: int = 2)
     n = check_positive_int(n_per_half, name="n_per_half", minimum=2)
     if n % 2:
         raise ValueError(f"n_per_half must be even, got {n_per_half}")
+    return _stationary_vector(two_speed_transition_matrix(n, slow=slow, fast=fast))
+
+
+def two_speed_transition_matrix(n_per_half: int, *, slow: int = 1, fast: int = 2) -> np.ndarray:
+    """Transition matrix P (2n x 2n, rows sum to 1) of the two-speed lattice walk.
+
+    P[j, j +- slow] = 1/2 for the lower sites j < n, P[j, j +- fast] = 1/2 for the upper ones,
+    indices modulo 2n (see :func:`two_speed_chain_stationary`).
+    """
+    n = check_positive_int(n_per_half, name="n_per_half", minimum=2)
     s = check_positive_int(slow, name="slow")
     f = check_positive_int(fast, name="fast")
     size = 2 * n
@@ -643,7 +743,7 @@ def two_speed_chain_stationary(n_per_half: int, *, slow: int = 1, fast: int = 2)
         step = s if j < n else f
         P[j, (j + step) % size] += 0.5
         P[j, (j - step) % size] += 0.5
-    return _stationary_vector(P)
+    return P
 
 
 def two_speed_walk_occupation(

@@ -302,3 +302,67 @@ def test_circle_chain_and_simulation():
     np.testing.assert_allclose(fp**2, [1.5**2, 0.5**2])  # curvatures of L = f^2/2 at the minima
     with pytest.raises(ValueError, match="kappa"):
         ib.circle_model(0.0, 1.0)
+
+
+# --- helpers used by the chapter ------------------------------------------------------------
+
+
+def test_sparse_regression_problem():
+    X, y, beta = ib.sparse_regression_problem(jax.random.key(0), n=7, d=15, k=4)
+    assert X.shape == (7, 15) and y.shape == (7,) and beta.shape == (15,)
+    nonzero = np.abs(np.asarray(beta))[np.asarray(beta) != 0]
+    assert nonzero.size == 4 and np.all((nonzero >= 0.5) & (nonzero <= 1.5))
+    np.testing.assert_allclose(y, X @ beta, rtol=1e-14, atol=1e-14)
+    again = ib.sparse_regression_problem(jax.random.key(0), n=7, d=15, k=4)
+    assert all(np.array_equal(a, b) for a, b in zip(again, (X, y, beta)))  # the key decides
+    other = ib.sparse_regression_problem(jax.random.key(1), n=7, d=15, k=4)
+    assert not np.array_equal(other.X, X)
+    with pytest.raises(ValueError, match="k must be <= d"):
+        ib.sparse_regression_problem(jax.random.key(0), d=3, k=4)
+    with pytest.raises(TypeError, match="key"):
+        ib.sparse_regression_problem(0)
+    with pytest.raises(TypeError, match="n must be an integer"):
+        ib.sparse_regression_problem(jax.random.key(0), n=2.5)
+
+
+def test_argmin_Q_primal_matches_the_dual_solver():
+    X, y, _ = sparse_problem(seed=3, n=8, d=20)
+    theta0 = np.random.default_rng(5).uniform(0.5, 2.0, 20)
+    for alpha in (0.1, 1.0, 10.0):
+        primal = ib.argmin_Q_primal(X, y, alpha=alpha, theta0=theta0)
+        assert rel(primal, ib.argmin_Q(X, y, alpha=alpha, theta0=theta0)) < 1e-6, alpha
+        assert rel(X @ np.asarray(primal), y) < 1e-9
+    with pytest.raises(ValueError, match="alpha"):
+        ib.argmin_Q_primal(X, y, alpha=-1.0)
+
+
+def test_circle_fokker_planck():
+    kw = dict(kappa=0.5, lr=0.01, label_sd=2.0, tilt_sd=1.0)
+    th, exact = ib.circle_chain_stationary(**kw, grid=800)
+    fp = ib.circle_fokker_planck(th, **kw)
+    assert np.trapezoid(fp, th) == pytest.approx(1.0)
+    # small lr: the Fokker-Planck density is the chain's, up to O(lr)
+    assert np.max(np.abs(fp - exact)) < 0.05 * np.max(exact)
+    # isotropic noise: p is the Gibbs density exp(-L/T), T = lr tilt_sd^2 / 2, L = f^2 / 2
+    iso = ib.circle_fokker_planck(th, kappa=0.5, lr=0.1, label_sd=0.0, tilt_sd=2.0)
+    f, _ = ib.circle_model(th, 0.5)
+    gibbs = np.exp(-np.asarray(f) ** 2 / 2 / (0.1 * 4 / 2))
+    np.testing.assert_allclose(iso, gibbs / np.trapezoid(gibbs, th), rtol=1e-4)
+    # without the 1/D prefactor the density changes when D depends on theta
+    bare = ib.circle_fokker_planck(th, **kw, prefactor=False)
+    assert np.max(np.abs(bare - fp)) > 0.01 * np.max(fp)
+    with pytest.raises(ValueError, match="increasing"):
+        ib.circle_fokker_planck(th[::-1], **kw)
+    with pytest.raises(ValueError, match="kappa"):
+        ib.circle_fokker_planck(th, **{**kw, "kappa": 1.5})
+
+
+def test_two_speed_transition_matrix():
+    P = ib.two_speed_transition_matrix(6)
+    assert P.shape == (12, 12)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert P[2, 3] == P[2, 1] == 0.5 and P[8, 10] == P[8, 6] == 0.5  # slow below, fast above
+    pi = ib.two_speed_chain_stationary(6)
+    np.testing.assert_allclose(pi @ P, pi, atol=1e-15)
+    with pytest.raises(ValueError, match="n_per_half"):
+        ib.two_speed_transition_matrix(1)
