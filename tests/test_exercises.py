@@ -369,6 +369,31 @@ def test_gd_bias_order():
     rejects(ch05.check_gd_bias_order, lambda X, y, c: relative_deviation(X, y, c, relative=False), "deviation")
 
 
+b_s, a_s = sp.Symbol("beta", real=True), sp.Symbol("alpha", positive=True)
+
+
+def q_sym(z):
+    return 2 - sp.sqrt(4 + z**2) + z * sp.asinh(z / 2)
+
+
+def test_uv_potential(capsys):
+    # the diagonal network's Q at scale alpha/2, in three equivalent forms
+    ch05.check_uv_potential(a_s**2 / 4 * q_sym(4 * b_s / a_s**2), b_s, a_s)
+    ch05.check_uv_potential(b_s * sp.asinh(2 * b_s / a_s**2) - sp.sqrt(b_s**2 + a_s**4 / 4), b_s, a_s)
+    ch05.check_uv_potential(3 * a_s**2 * q_sym(4 * b_s / a_s**2) + 7, b_s, a_s)  # scale, constant
+    assert "alpha/2" in capsys.readouterr().out
+    # classic wrong answers: the chapter's Q at scale alpha (copied), the l2 and l1 limits
+    message = rejects(ch05.check_uv_potential, a_s**2 * q_sym(b_s / a_s**2), "at beta = 0.7", b_s, a_s)
+    assert "0.372" in message and "0.1547" in message and "conserved" in message, message
+    rejects(ch05.check_uv_potential, b_s**2 / a_s**2, "your phi'", b_s, a_s)
+    rejects(ch05.check_uv_potential, sp.Abs(b_s), "strictly convex", b_s, a_s)
+    # malformed answers
+    for answer in (None, 0.5, "beta**2", np.zeros(3)):
+        rejects(ch05.check_uv_potential, answer, "expected a sympy expression", b_s, a_s)
+    rejects(ch05.check_uv_potential, b_s**2 + sp.Symbol("x"), r"symbols \['x'\]", b_s, a_s)
+    rejects(ch05.check_uv_potential, b_s**2, "alpha should be the sympy symbol", b_s, "alpha")
+
+
 # ======================================================================================
 # Chapter 6
 

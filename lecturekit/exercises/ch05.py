@@ -103,3 +103,65 @@ def check_gd_bias_order(deviation: Callable) -> None:
         compare(got, _gd_deviation_reference(c), what=f"deviation(X, y, {c})", rtol=1e-3,
                 hint="use implicit_bias.train_diagonal_net(X, y, alpha=0.1, step_scale=c) and implicit_bias.argmin_Q.")
     return passed("your deviations match: gradient descent is biased by its step, more so for larger steps.")
+
+
+def _uv_reference_slope(beta, alpha):
+    """phi'(beta) / phi''(0) for the u*v network: (alpha^2/2) arcsinh(2 beta / alpha^2)."""
+    import sympy as sp
+
+    return alpha**2 / 2 * sp.asinh(2 * beta / alpha**2)
+
+
+def check_uv_potential(phi, beta, alpha) -> None:
+    """``phi`` (a sympy expression in ``beta`` and ``alpha``) must be the implicit potential of
+    the network beta = u * v trained by gradient flow from u(0) = alpha, v(0) = 0.
+
+    A potential is defined up to a positive factor and an additive constant (both leave the
+    KKT condition phi'(beta) in the row space of X unchanged), so the check compares the
+    normalized slope phi'(beta) / phi''(0) with (alpha^2/2) arcsinh(2 beta / alpha^2), by
+    ``sympy.simplify`` and at a few numeric points.
+    """
+    import sympy as sp
+
+    if not isinstance(phi, sp.Basic):
+        raise ExerciseCheckError(f"expected a sympy expression in beta and alpha, got {type(phi).__name__}")
+    for name, symbol in (("beta", beta), ("alpha", alpha)):
+        if not isinstance(symbol, sp.Symbol):
+            raise ExerciseCheckError(f"{name} should be the sympy symbol your expression uses, got "
+                                     f"{type(symbol).__name__}")
+    if phi.has(sp.Integral):
+        raise ExerciseCheckError("your expression still contains an unevaluated integral: declare alpha "
+                                 "positive and beta real, or integrate by hand (integrate by parts).")
+    stray = sorted(map(str, phi.free_symbols - {beta, alpha}))
+    if stray:
+        raise ExerciseCheckError(f"your expression contains the symbols {stray}, which are not the beta and "
+                                 "alpha passed to the check: the potential depends on beta and alpha only.")
+    b = sp.Symbol("beta_check", real=True)
+    a = sp.Symbol("alpha_check", positive=True)
+    answer = phi.subs({beta: b, alpha: a}, simultaneous=True)
+    curvature = sp.simplify(sp.diff(answer, b, 2).subs(b, 0))
+    slope = sp.diff(answer, b) / curvature
+    truth = _uv_reference_slope(b, a)
+    points = [(0.7, 0.3), (-2.0, 1.5), (5.0, 0.1), (0.01, 2.0)]
+    for bv, av in points:
+        try:
+            c0 = complex(curvature.subs(a, av).evalf())
+            got = complex(slope.subs({b: bv, a: av}).evalf())
+        except (TypeError, ValueError, ZeroDivisionError):
+            c0 = got = complex("nan")
+        if not (np.isfinite(c0) and abs(c0.imag) < 1e-12 and c0.real > 0 and np.isfinite(got)):
+            raise ExerciseCheckError(
+                f"your potential has phi''(0) = {curvature} (at alpha = {av}: {c0:.4g}): a potential that "
+                "selects an interpolant here is smooth and strictly convex, with 0 < phi''(0) < infinity."
+            )
+        want = float(truth.subs({b: bv, a: av}))
+        if not (abs(got.imag) < 1e-12 and abs(got.real - want) <= 1e-9 * (1 + abs(want))):
+            raise ExerciseCheckError(
+                f"at beta = {bv}, alpha = {av} your phi'(beta)/phi''(0) is {got.real:.6g}, but the flow's "
+                f"potential has {want:.6g}. Hint: u^2 - v^2 is conserved, so u = alpha cosh(w) and "
+                "v = alpha sinh(w) with w(t) in the row space of X; write beta in terms of w and invert."
+            )
+    residue = sp.simplify(slope - truth)
+    note = "" if residue == 0 else " (sympy could not simplify the difference to 0; the numbers agree)"
+    return passed("the u*v network from (alpha, 0) minimizes the diagonal network's Q at scale alpha/2: "
+                  "phi_alpha(beta) = (alpha^2/4) q(4 beta / alpha^2), up to a constant factor" + note + ".")
