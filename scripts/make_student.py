@@ -3,25 +3,38 @@
 
     python scripts/make_student.py [--out student] [chapters/chNN_name.md ...]
 
-Reads the MyST chapters (default: every `chapters/*.md` with a kernelspec) with jupytext and
-writes `<out>/<name>.ipynb` where
-- each code cell tagged `solution` becomes a stub that raises NotImplementedError with a
-  message naming the exercise (cell metadata key `exercise`, else the label of the enclosing
+For readers working alone (a course uses `make assignments`, scripts/make_assignments.py).
+Both editions start from the same nbgrader source notebook, `nbgrader_source()`, which reads
+a MyST chapter (jupytext) and marks its solutions the way nbgrader expects:
+- each code cell tagged `solution` becomes an nbgrader solution cell: a comment naming the
+  exercise (cell metadata key `exercise`, else the label of the enclosing
   `{solution-start}` block) and the names the next code cell needs from it (the names the
-  solution defines at top level, imports aside, and that cell uses); its tags are kept,
-  with `solution` replaced by `exercise-stub`;
-- solution prose is removed: markdown cells tagged `solution`, the text of `{solution}`
-  directives, and everything between `{solution-start}` and `{solution-end}`
-  (sphinx-exercise gated solutions). Each removed solution leaves one line
-  "*(Solution removed in the student edition.)*".
+  solution defines at top level, imports aside, and that cell uses), then the solution
+  between `### BEGIN SOLUTION` and `### END SOLUTION`;
+- solution prose (markdown cells tagged `solution`, the text of `{solution}` directives, and
+  everything between `{solution-start}` and `{solution-end}`) becomes markdown answer cells
+  of its own (nbgrader's manually graded answers, worth 0 points: a teacher may read them);
+  the directive fences are dropped;
+- the code cell after a solution that calls `exercises.<page>.check_*` (or asserts) is an
+  autograded test cell, worth the number of stars of the exercise's title (at least 1 point);
+- every other cell is read-only (nbgrader `locked`).
 A code cell inside a gated solution block must be tagged `solution` (otherwise its code
 would be given away); the script stops with an error naming the cell if it is not.
+
+The student edition is then what nbgrader's own `ClearSolutions` preprocessor makes of that
+notebook, with one change of stub: the solution region of a code cell becomes
+`raise NotImplementedError("Exercise <label>: write your solution in this cell ...")`, which
+says what to write, and each removed prose solution leaves one line
+"*(Solution removed in the student edition.)*". Stub cells keep their tags, with `solution`
+replaced by `exercise-stub`; the nbgrader metadata is removed, so the notebooks open as plain
+notebooks.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import json
 import re
 import sys
@@ -29,11 +42,23 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+from nbgrader.preprocessors import ClearSolutions
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTION_TAG = "solution"
 STUB_TAG = "exercise-stub"
 PLACEHOLDER = "*(Solution removed in the student edition.)*"
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+NBGRADER_SCHEMA = 3
+# transient metadata of the source notebook, removed from every edition
+_PART = "solution_part"  # which solution (0, 1, ...) a solution cell belongs to
+_STUB = "student_stub"  # the code that replaces the solution region in the student edition
+# a cell that tests a solution: it calls a lecturekit.exercises check, or asserts
+_CHECK = re.compile(r"\.check_\w+\s*\(|^\s*assert\b", re.MULTILINE)
+_EXERCISE = re.compile(
+    r"^ {0,3}(`{3,}|:{3,})\{exercise(?:-start)?\}(?P<title>[^\n]*)\n(?P<options>(?:[ \t]*:[\w-]+:[^\n]*\n)*)",
+    re.MULTILINE,
+)
 
 _OPEN = re.compile(
     r"^ {0,3}(?P<fence>`{3,}|:{3,})\{(?P<name>solution-start|solution-end|solution)\}(?P<argument>.*)$"
@@ -44,11 +69,8 @@ class StudentEditionError(ValueError):
     """A chapter's solutions cannot be removed safely (malformed or untagged solution)."""
 
 
-def stub_source(label: str | None, names: list[str] | tuple[str, ...] = ()) -> str:
-    """Source of the code cell that replaces a solution cell.
-
-    `names` are the variables or functions the following (check) cell needs from it.
-    """
+def _stub_parts(label: str | None, names: list[str] | tuple[str, ...] = ()) -> tuple[str, str]:
+    """(comment, message) of the stub that replaces a solution: what to write, and where."""
     name = f"Exercise {label}" if label else "This exercise"
     if names:
         listed = ", ".join(names)
@@ -63,6 +85,15 @@ def stub_source(label: str | None, names: list[str] | tuple[str, ...] = ()) -> s
     else:
         message = f"{name}: write your solution in this cell (see the exercise text above), then run it."
         comment = f"# {name}: replace the line below with your solution, then run this cell.\n"
+    return comment, message
+
+
+def stub_source(label: str | None, names: list[str] | tuple[str, ...] = ()) -> str:
+    """Source of the code cell that replaces a solution cell in the student edition.
+
+    `names` are the variables or functions the following (check) cell needs from it.
+    """
+    comment, message = _stub_parts(label, names)
     return comment + f"raise NotImplementedError({json.dumps(message, ensure_ascii=False)})"
 
 
@@ -110,36 +141,48 @@ def _closes(line: str, fence: str) -> bool:
     ) == {fence[0]}
 
 
-class _Remover:
-    """Removes solution text from a sequence of markdown cells, tracking gated blocks."""
+class _Splitter:
+    """Splits markdown text into public and solution parts, tracking solution blocks across
+    cells: `{solution-start}`...`{solution-end}` (gated, may span cells) and `{solution}`."""
 
     def __init__(self) -> None:
         self.gated = False  # between {solution-start} and {solution-end}
         self.label: str | None = None  # the exercise label given to the current {solution-start}
         self.fence: str | None = None  # inside a solution directive's fence
+        self.body = False  # that fence is a {solution} directive: its content is solution prose
+        self.body_started = False  # past the directive's options (":class: dropdown")
         self.after_fence_gated = False
-        self.placeholder_shown = False  # one placeholder stands for the current solution
-
-    def placeholder(self) -> list[str]:
-        if self.placeholder_shown:
-            return []
-        self.placeholder_shown = True
-        return [PLACEHOLDER]
-
-    def content_kept(self) -> None:
-        self.placeholder_shown = False
+        self.part = -1  # index of the current (or last) solution
 
     @property
     def inside(self) -> bool:
         return self.gated or self.fence is not None
 
-    def markdown(self, text: str, where: str, keep: bool = True) -> str:
-        """Return `text` without its solution blocks; with keep=False only track the blocks."""
-        out: list[str] = []
+    def new_part(self) -> int:
+        self.part += 1
+        return self.part
+
+    def split(self, text: str, where: str, tagged: bool = False) -> list[tuple[str, int | None, str]]:
+        """The segments ("public" or "solution", solution index or None, text) of `text`;
+        all of a cell tagged `solution` is solution prose."""
+        segments: list[list] = []
+
+        def emit(kind: str, line: str) -> None:
+            part = self.part if kind == "solution" else None
+            if segments and segments[-1][0] == kind and segments[-1][1] == part:
+                segments[-1][2].append(line)
+            else:
+                segments.append([kind, part, [line]])
+
+        if tagged and not self.inside:
+            self.new_part()  # a solution of its own, outside any block
         for line in text.splitlines():
             if self.fence is not None:
                 if _closes(line, self.fence):
-                    self.fence, self.gated = None, self.after_fence_gated
+                    self.fence, self.gated, self.body = None, self.after_fence_gated, False
+                elif self.body and (self.body_started or not re.match(r"^\s*:[\w-]+:", line)):
+                    self.body_started = True
+                    emit("solution", line)
                 continue
             match = _OPEN.match(line)
             if match:
@@ -152,68 +195,161 @@ class _Remover:
                 else:
                     if self.gated:
                         raise StudentEditionError(f"{where}: {{{name}}} inside a gated solution")
-                    out.extend(self.placeholder())
+                    self.new_part()
                     self.after_fence_gated = name == "solution-start"
-                    if self.after_fence_gated:
-                        self.label = match["argument"].strip() or None
+                    self.label = (match["argument"].strip() or None) if self.after_fence_gated else None
+                    self.body, self.body_started = name == "solution", False
                 self.fence = match["fence"]
                 continue
-            if self.gated or not keep:
-                continue
-            out.append(line)
-            if line.strip():
-                self.content_kept()
-        return "\n".join(out).strip("\n")
+            emit("solution" if (self.gated or tagged) else "public", line)
+        return [(kind, part, "\n".join(lines).strip("\n")) for kind, part, lines in segments]
 
 
-def make_student_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> tuple[nbformat.NotebookNode, int]:
-    """Return the student edition of `nb` and the number of stub cells in it."""
-    remover = _Remover()
-    cells = []
-    stubs = 0
+def exercise_points(nb: nbformat.NotebookNode) -> dict[str, int]:
+    """Points of each exercise label: the stars that start its title (★★ -> 2), at least 1."""
+    text = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "markdown")
+    points = {}
+    for match in _EXERCISE.finditer(text + "\n"):
+        label = re.search(r":label:\s*(\S+)", match["options"])
+        if label:
+            title = match["title"].strip()
+            points[label[1]] = max(1, len(title) - len(title.lstrip("★")))
+    return points
+
+
+def _nbgrader(grade_id: str, *, solution: bool = False, grade: bool = False, locked: bool = False,
+              points: int | None = None) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": NBGRADER_SCHEMA,
+            "solution": solution, "task": False}
+    if points is not None:
+        meta["points"] = points
+    return meta
+
+
+def nbgrader_source(nb: nbformat.NotebookNode, name: str = "notebook") -> tuple[nbformat.NotebookNode, int]:
+    """The nbgrader source notebook of a chapter (see the module docstring) and its number of
+    solution code cells. Raises StudentEditionError for malformed or untagged solutions."""
+    points = exercise_points(nb)
+    splitter = _Splitter()
+    cells: list[nbformat.NotebookNode] = []
+    ids: set[str] = set()
+    solutions = 0
+    awaiting_check: str | None = None  # the label of the last solution code cell, until a code cell
+
+    def unique(grade_id: str) -> str:
+        grade_id = re.sub(r"[^A-Za-z0-9_-]", "-", grade_id)[:60]
+        candidate, n = grade_id, 1
+        while candidate in ids:
+            n += 1
+            candidate = f"{grade_id}-{n}"
+        ids.add(candidate)
+        return candidate
+
+    def add(cell: nbformat.NotebookNode, grade_id: str, **nbgrader) -> None:
+        cell.id = unique(grade_id)
+        cell.metadata["nbgrader"] = _nbgrader(cell.id, **nbgrader)
+        cells.append(cell)
+
     for index, cell in enumerate(nb.cells):
         where = f"{name}, cell {index + 1}"
         tags = list(cell.metadata.get("tags", []))
-        is_solution = SOLUTION_TAG in tags
+        metadata = {key: value for key, value in cell.metadata.items() if key != "nbgrader"}
         if cell.cell_type == "code":
-            if is_solution:
-                metadata = dict(cell.metadata)
-                metadata["tags"] = [t for t in tags if t != SOLUTION_TAG] + [STUB_TAG]
-                label = metadata.get("exercise") or (remover.label if remover.gated else None)
+            if SOLUTION_TAG in tags:
+                part = splitter.part if splitter.gated else splitter.new_part()
+                label = metadata.get("exercise") or (splitter.label if splitter.gated else None)
                 following = _next_code_cell(nb.cells, index)
                 names = needed_names(cell.source, following.source) if following is not None else []
-                cells.append(nbformat.v4.new_code_cell(stub_source(label, names), metadata=metadata))
-                stubs += 1
+                comment, message = _stub_parts(label, names)
+                source = f"{comment}{BEGIN}\n{cell.source.rstrip()}\n{END}"
+                new = nbformat.v4.new_code_cell(source, metadata=metadata)
+                new.metadata[_PART] = part
+                new.metadata[_STUB] = f"raise NotImplementedError({json.dumps(message, ensure_ascii=False)})"
+                add(new, f"{label or 'exercise'}-solution", solution=True)
+                solutions += 1
+                awaiting_check = label or ""
                 continue
-            if remover.inside:
+            if splitter.inside:
                 raise StudentEditionError(
                     f"{where}: code cell inside a {{solution-start}}...{{solution-end}} block is "
                     f"not tagged `{SOLUTION_TAG}`; tag it, or move it after {{solution-end}}"
                 )
-            remover.content_kept()
-            cells.append(cell)
-            continue
-        if cell.cell_type == "markdown":
-            text = remover.markdown(cell.source, where, keep=not is_solution)
-        elif is_solution or remover.inside:  # a raw cell that belongs to a solution
-            text = ""
-        else:
-            text = cell.source
-            remover.content_kept()
-        if is_solution or (cell.cell_type != "markdown" and remover.inside):
-            text = "\n".join(remover.placeholder())
-            tags = [t for t in tags if t != SOLUTION_TAG]
-            cell = nbformat.v4.new_markdown_cell(text, metadata={**cell.metadata, "tags": tags})
-            if not tags:
-                del cell.metadata["tags"]
-        if text.strip():
-            cell.source = text
-            cells.append(cell)
-    if remover.inside:
+            new = nbformat.v4.new_code_cell(cell.source, metadata=metadata)
+            if awaiting_check is not None and _CHECK.search(cell.source):
+                label = awaiting_check or "exercise"
+                add(new, f"{label}-check", grade=True, locked=True, points=points.get(awaiting_check, 1))
+            else:
+                add(new, f"cell-{index + 1}", locked=True)
+            awaiting_check = None
+        elif cell.cell_type == "markdown":
+            is_tagged = SOLUTION_TAG in tags
+            plain = {key: value for key, value in metadata.items() if key != "tags"}
+            if [t for t in tags if t != SOLUTION_TAG]:
+                plain["tags"] = [t for t in tags if t != SOLUTION_TAG]
+            for kind, part, text in splitter.split(cell.source, where, tagged=is_tagged):
+                if not text.strip():
+                    continue
+                new = nbformat.v4.new_markdown_cell(text, metadata=dict(plain))
+                if kind == "public":
+                    add(new, f"cell-{index + 1}", locked=True)
+                else:
+                    new.metadata[_PART] = part
+                    # nbgrader requires markdown answers to be graded: by hand, 0 points (the checks carry them)
+                    add(new, f"{splitter.label or 'exercise'}-answer-{index + 1}", solution=True, grade=True, points=0)
+        else:  # a raw cell: kept, or instructor-only text when it belongs to a solution
+            if SOLUTION_TAG in tags or splitter.inside:
+                part = splitter.part if splitter.inside else splitter.new_part()
+                new = nbformat.v4.new_markdown_cell(cell.source)
+                new.metadata[_PART] = part
+                add(new, f"answer-{index + 1}", solution=True, grade=True, points=0)
+            else:
+                cells.append(cell)
+    if splitter.inside:
         raise StudentEditionError(f"{name}: solution block not closed by the end of the notebook")
-    nb.cells = cells
-    nb.metadata.pop("jupytext", None)  # the student copy is not paired with the sources
-    return nb, stubs
+    source = nbformat.v4.new_notebook(metadata=copy.deepcopy(nb.metadata))
+    source.metadata.pop("jupytext", None)  # not paired with the MyST sources
+    source.cells = cells
+    return source, solutions
+
+
+def without_private_metadata(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """`nb` without the transient keys nbgrader_source() adds for the student edition."""
+    for cell in nb.cells:
+        cell.metadata.pop(_PART, None)
+        cell.metadata.pop(_STUB, None)
+    return nb
+
+
+class _StudentStubs(ClearSolutions):
+    """nbgrader's ClearSolutions with the stub of each code cell taken from its metadata:
+    a NotImplementedError that names the exercise and what to define."""
+
+    def _replace_solution_region(self, cell: nbformat.NotebookNode, language: str) -> bool:
+        if cell.cell_type == "code" and _STUB in cell.metadata:
+            self.code_stub = {language: cell.metadata[_STUB]}
+        return super()._replace_solution_region(cell, language)
+
+
+def make_student_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> tuple[nbformat.NotebookNode, int]:
+    """Return the student edition of `nb` and the number of stub cells in it."""
+    source, stubs = nbgrader_source(nb, name)
+    language = source.metadata.setdefault("kernelspec", {}).get("language", "python")
+    cleared, _ = _StudentStubs(text_stub=PLACEHOLDER, code_stub={language: ""}).preprocess(source, {})
+    cells, placeholders = [], set()
+    for cell in cleared.cells:
+        part = cell.metadata.pop(_PART, None)
+        cell.metadata.pop(_STUB, None)
+        cell.metadata.pop("nbgrader", None)
+        if part is not None and cell.cell_type == "markdown":
+            if part in placeholders:
+                continue  # one placeholder stands for a whole solution
+            placeholders.add(part)
+        if part is not None and cell.cell_type == "code":
+            tags = cell.metadata.get("tags", [])
+            cell.metadata["tags"] = [t for t in tags if t != SOLUTION_TAG] + [STUB_TAG]
+        cells.append(cell)
+    cleared.cells = cells
+    return cleared, stubs
 
 
 def _next_code_cell(cells: list, index: int) -> nbformat.NotebookNode | None:
@@ -228,18 +364,24 @@ def is_chapter(nb: nbformat.NotebookNode) -> bool:
     return "kernelspec" in nb.metadata
 
 
+def chapter_sources(sources: list[Path] | None = None) -> list[tuple[Path, nbformat.NotebookNode]]:
+    """(path, notebook) of the given MyST files, or of every chapter in chapters/."""
+    found = []
+    for source in sources or sorted((ROOT / "chapters").glob("*.md")):
+        nb = jupytext.read(source)
+        if is_chapter(nb):
+            found.append((source, nb))
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sources", nargs="*", type=Path, help="MyST chapters (default: chapters/*.md)")
     parser.add_argument("--out", type=Path, default=ROOT / "student", help="output folder (default: student/)")
     args = parser.parse_args(argv)
-    sources = args.sources or sorted((ROOT / "chapters").glob("*.md"))
     args.out.mkdir(parents=True, exist_ok=True)
     written = 0
-    for source in sources:
-        nb = jupytext.read(source)
-        if not is_chapter(nb):
-            continue
+    for source, nb in chapter_sources(args.sources):
         student, stubs = make_student_notebook(nb, source.name)
         target = args.out / f"{source.stem}.ipynb"
         nbformat.validate(student)
