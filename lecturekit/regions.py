@@ -14,11 +14,23 @@ computes these pieces from the network's weights, never from a grid of samples:
   rounding).
 * ``sawtooth(depth)``: Telgarsky's tent-map composition as a ``nets.mlp`` network.
 * ``count_cells`` / ``count_regions_2d_shallow``: exact (rational) number of cells of a
-  hyperplane arrangement, found by probing every orthant around every vertex; Zaslavsky's
-  formula ``zaslavsky(n, d)`` = sum_{i <= d} C(n, i) for general position.
+  hyperplane arrangement, found by probing every orthant around every vertex;
+  ``zaslavsky(n, d)`` = sum_{i <= d} C(n, i), the cell count of n hyperplanes in general
+  position (Schlaefli's and Buck's formula); ``characteristic_polynomial`` /
+  ``zaslavsky_cells``: the count of *any* arrangement by Zaslavsky's theorem,
+  r = (-1)^d chi(-1), with chi from Whitney's subset formula (exact, independent of
+  ``count_cells``).
 * ``activation_regions_2d``: the convex polygons of constant activation pattern of a
   deep network with 2-D input inside a box (float64 polygon splitting, layer by layer),
   and ``activation_patterns`` / ``pattern_map_2d`` for pictures on a grid.
+* ``draw_params``: random parameters of any architecture from one compiled generator;
+  ``line_counts``: linear pieces and activation regions on the line and on a segment.
+
+Linear regions and activation regions differ: an activation region (inputs sharing one
+strict sign pattern) lies inside one linear region (constant gradient), but two adjacent
+activation regions may share their gradient, e.g. when a whole layer is off on both sides
+of a first-layer neuron's switch. So #pieces <= #activation regions, with equality for one
+hidden layer and generic weights only.
 
 Convention: ``net`` is a ``lecturekit.nets.mlp`` network with "relu" activation, no
 output activation and a scalar output. A dense layer computes z = mW * h W + mb * b with
@@ -39,6 +51,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from . import nets as _nets
+from .hessian import normal_stream as _normal_stream
 from ._validation import as_float_array, as_host_float_array, check_key, check_positive_int, check_real
 
 __all__ = [
@@ -59,6 +72,9 @@ __all__ = [
     "plot_regions_2d",
     "random_params",
 ]
+# Also public, used by Chapter 6: draw_params, LineCounts, line_counts,
+# characteristic_polynomial, zaslavsky_cells. They validate their arguments (tests in
+# tests/test_regions.py) and join __all__ once tests/validation_cases.py (shared) lists them.
 
 
 # --------------------------------------------------------------------------- validation
@@ -242,6 +258,22 @@ def count_pieces_1d(net: _nets.MLP, params: Any, a: Any, b: Any, *, exact: bool 
     return 1 + len(trace_1d(net, params, a, b, exact=exact).breakpoints)
 
 
+def _cut_params(net: _nets.MLP, flat: np.ndarray) -> list[list[dict[str, np.ndarray]]]:
+    """Rows of N(0, 1) numbers (count, num_params) -> parameter lists with the law of net.init."""
+    out = []
+    for row in flat:
+        params, start = [], 0
+        for (n_in, n_out), (w_std, b_std) in zip(zip(net.widths[:-1], net.widths[1:]), net.layer_stds()):
+            w = row[start:start + n_in * n_out].reshape(n_in, n_out)
+            b = row[start + n_in * n_out:start + n_in * n_out + n_out]
+            start += n_in * n_out + n_out
+            if net.parameterization == "standard":
+                w, b = w * (w_std / n_in**0.5), b * b_std
+            params.append({"W": w, "b": b})
+        out.append(params)
+    return out
+
+
 def random_params(net: _nets.MLP, key: jax.Array, count: int) -> list[list[dict[str, np.ndarray]]]:
     """``count`` independent parameter draws with the distribution of ``net.init`` (NumPy arrays).
 
@@ -256,18 +288,56 @@ def random_params(net: _nets.MLP, key: jax.Array, count: int) -> list[list[dict[
     count = check_positive_int(count, name="count")
     flat = np.asarray(jax.random.normal(key, (count, net.num_params()), dtype=jnp.float64
                                         if jax.config.jax_enable_x64 else jnp.float32), dtype=np.float64)
-    out = []
-    for row in flat:
-        params, start = [], 0
-        for (n_in, n_out), (w_std, b_std) in zip(zip(net.widths[:-1], net.widths[1:]), net.layer_stds()):
-            w = row[start:start + n_in * n_out].reshape(n_in, n_out)
-            b = row[start + n_in * n_out:start + n_in * n_out + n_out]
-            start += n_in * n_out + n_out
-            if net.parameterization == "standard":
-                w, b = w * (w_std / n_in**0.5), b * b_std
-            params.append({"W": w, "b": b})
-        out.append(params)
-    return out
+    return _cut_params(net, flat)
+
+
+def draw_params(net: _nets.MLP, key: jax.Array, count: int) -> list[list[dict[str, np.ndarray]]]:
+    """``count`` independent parameter draws with the law of ``net.init``, for any architecture
+    from one compiled generator.
+
+    Same law and layout as :func:`random_params` (N(0, 1) entries in the NTK
+    parameterization; N(0, w_std^2 / fan_in) weights and N(0, b_std^2) biases in the
+    standard one), but the numbers are ``hessian.normal_stream(key, count * num_params)``:
+    fixed-size chunks drawn by one compiled function, so sweeps over many architectures
+    compile JAX's generator once instead of once per shape. Deterministic in ``key``;
+    values differ from :func:`random_params` for the same key.
+    """
+    if not isinstance(net, _nets.MLP):
+        raise TypeError(f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}")
+    check_key(key)
+    count = check_positive_int(count, name="count")
+    flat = _normal_stream(key, count * net.num_params()).reshape(count, net.num_params())
+    return _cut_params(net, np.asarray(flat, dtype=np.float64))
+
+
+class LineCounts(NamedTuple):
+    """Linear pieces and activation regions of a scalar-input ReLU network (see :func:`line_counts`)."""
+
+    pieces: int
+    activation_regions: int
+    pieces_inside: int
+    activation_regions_inside: int
+    zeros_per_layer: tuple[int, ...]
+
+
+def line_counts(net: _nets.MLP, params: Any, radius: Any = 1.0) -> LineCounts:
+    """Pieces and activation regions on the real line and on [-radius, radius], from one trace.
+
+    ``pieces``: linear pieces on R, 1 + the number of breakpoints (slope changes);
+    ``activation_regions``: 1 + the number of knots on R (points where some hidden neuron
+    changes sign), so ``pieces <= activation_regions``; the ``*_inside`` counts are the
+    same on [-radius, radius] (knots and breakpoints strictly inside); ``zeros_per_layer``:
+    the knots each hidden layer adds on R (its neurons' sign changes not already knots).
+    The trace on R restricted to (-radius, radius) is the trace on the segment, so one
+    :func:`trace_1d` serves both.
+    """
+    _check_relu_net(net, input_dim=1)
+    radius = check_real(radius, name="radius", positive=True)
+    tr = trace_1d(net, params, -np.inf, np.inf)
+    knots = tr.knots[1:-1]
+    inside = lambda t: int(np.count_nonzero(np.abs(t) < radius))  # noqa: E731
+    return LineCounts(1 + len(tr.breakpoints), 1 + len(knots), 1 + inside(tr.breakpoints),
+                      1 + inside(knots), tr.new_knots)
 
 
 # --------------------------------------------------------------------------- sawtooth
@@ -309,7 +379,13 @@ def sawtooth(depth: int) -> tuple[_nets.MLP, list[dict[str, jax.Array]]]:
 
 # --------------------------------------------------------------------------- arrangements
 def zaslavsky(n: int, d: int) -> int:
-    """Cells of n hyperplanes in general position in R^d: sum_{i=0}^{d} C(n, i)."""
+    """Cells of n hyperplanes in general position in R^d: sum_{i=0}^{d} C(n, i).
+
+    General position: any k <= d of the hyperplanes meet in a (d - k)-dimensional flat and
+    no d + 1 share a point (so no two are parallel). This is Buck's formula (1943; Schlaefli
+    counted the central case); Zaslavsky's theorem (:func:`zaslavsky_cells`) gives the
+    count of every arrangement and reduces to this sum in general position.
+    """
     n = check_positive_int(n, name="n", minimum=0)
     d = check_positive_int(d, name="d")
     return sum(math.comb(n, i) for i in range(d + 1))
@@ -441,6 +517,69 @@ def count_cells(normals: Any, offsets: Any) -> int:
                 if all(val != 0 for val in values):
                     patterns.add(tuple(val > 0 for val in values))
     return len(patterns)
+
+
+def _reduce(row: list, basis: list, pivots: list) -> list:
+    """``row`` minus its components along the echelon rows ``basis`` (exact)."""
+    r = list(row)
+    for prow, p in zip(basis, pivots):
+        if r[p] != 0:
+            f = r[p] / prow[p]
+            r = [x - f * y for x, y in zip(r, prow)]
+    return r
+
+
+def characteristic_polynomial(normals: Any, offsets: Any, *, max_subsets: int = 2**20) -> tuple[int, ...]:
+    """Coefficients (c_0, ..., c_d) of the characteristic polynomial chi(t) = sum_k c_k t^k.
+
+    The arrangement is {x in R^d : normals[j] . x + offsets[j] = 0}, j < n (exact
+    ``Fraction`` arithmetic, as in :func:`count_cells`; hyperplanes with zero normal are
+    ignored). Whitney's formula: chi(t) = sum over the subsets S of hyperplanes with a
+    non-empty intersection of (-1)^|S| t^(d - rank S), rank S the rank of their normals.
+    Subsets are enumerated depth first; an empty intersection prunes all its supersets.
+    Raises ValueError after ``max_subsets`` subsets with non-empty intersection (the
+    count is exponential for very degenerate arrangements, e.g. many concurrent planes).
+    """
+    w = _to_fraction_matrix(normals, name="normals", ndim=2)
+    c = _to_fraction_matrix(offsets, name="offsets", ndim=1)
+    if len(w) != len(c):
+        raise ValueError(f"normals and offsets must have the same length, got {len(w)} and {len(c)}")
+    max_subsets = check_positive_int(max_subsets, name="max_subsets")
+    d = np.shape(normals)[1] if len(w) == 0 else len(w[0])
+    rows = [list(r) + [o] for r, o in zip(w, c) if any(x != 0 for x in r)]
+    coeffs = [0] * (d + 1)
+    visited = 0
+    stack = [(0, [], [], 0)]  # (next index, echelon basis of augmented rows, pivots, |S|)
+    while stack:
+        start, basis, pivots, size = stack.pop()
+        visited += 1
+        if visited > max_subsets:
+            raise ValueError(f"more than max_subsets = {max_subsets} intersecting subsets: the "
+                             "arrangement is too degenerate for Whitney's formula here")
+        coeffs[d - len(basis)] += (-1) ** size
+        for j in range(start, len(rows)):
+            r = _reduce(rows[j], basis, pivots)
+            nz = next((i for i in range(d) if r[i] != 0), None)
+            if nz is not None:
+                stack.append((j + 1, basis + [r], pivots + [nz], size + 1))
+            elif r[d] == 0:  # hyperplane j contains the intersection: same flat, one more plane
+                stack.append((j + 1, basis, pivots, size + 1))
+            # else: parallel to the flat and disjoint from it, an empty intersection
+    return tuple(coeffs)
+
+
+def zaslavsky_cells(normals: Any, offsets: Any) -> int:
+    """Number of cells of any hyperplane arrangement by Zaslavsky's theorem: (-1)^d chi(-1).
+
+    chi is :func:`characteristic_polynomial` (Whitney's formula), d the ambient dimension.
+    Equivalently r = sum over intersecting subsets S of (-1)^(|S| - rank S). For n
+    hyperplanes in general position every S with |S| <= d intersects with rank |S| and no
+    larger S does, which gives sum_{i <= d} C(n, i) (:func:`zaslavsky`). Independent of
+    :func:`count_cells`, which finds the cells geometrically.
+    """
+    coeffs = characteristic_polynomial(normals, offsets)
+    d = len(coeffs) - 1
+    return int(sum(ck * (-1) ** (d + k) for k, ck in enumerate(coeffs)))
 
 
 def hidden_lines(net: _nets.MLP, params: Any, *, exact: bool = True) -> tuple[Any, Any]:

@@ -247,3 +247,142 @@ def test_bad_inputs():
         regions.count_cells(np.ones((3, 2)), np.ones(2))
     with pytest.raises(ValueError, match="box"):
         regions.activation_regions_2d(net2, params2, (1, 0, 0, 1))
+
+
+# ----------------------------------------------------------------------------- Chapter 6 revision
+def test_draw_params_law_layout_and_determinism():
+    net = nets.mlp((2, 5, 3, 1), "relu", b_std=0.5)
+    draws = regions.draw_params(net, jax.random.key(3), 400)
+    assert len(draws) == 400
+    net.check_params(draws[0])
+    flat = np.array([np.concatenate([np.ravel(layer[k]) for layer in p for k in ("W", "b")]) for p in draws])
+    # N(0, 1) entries: mean 0 and variance 1 within 5 standard errors over 400 x 37 numbers
+    assert abs(flat.mean()) < 5 / np.sqrt(flat.size)
+    assert abs(flat.var() - 1) < 5 * np.sqrt(2 / flat.size)
+    again = regions.draw_params(net, jax.random.key(3), 400)
+    np.testing.assert_array_equal(flat[0], np.concatenate([np.ravel(again[0][0]["W"]), again[0][0]["b"],
+                                                           np.ravel(again[0][1]["W"]), again[0][1]["b"],
+                                                           np.ravel(again[0][2]["W"]), again[0][2]["b"]]))
+    other = regions.draw_params(net, jax.random.key(4), 1)[0]
+    assert not np.allclose(other[0]["W"], draws[0][0]["W"])
+    std = nets.mlp((2, 5, 1), "relu", b_std=0.5, parameterization="standard")
+    ws = np.array([p[0]["W"] for p in regions.draw_params(std, jax.random.key(5), 2000)])
+    # standard parameterization: W ~ N(0, w_std^2 / fan_in) = N(0, 1); b ~ N(0, 0.25)
+    bs = np.array([p[0]["b"] for p in regions.draw_params(std, jax.random.key(5), 2000)])
+    assert abs(ws.var() - 2 / 2) < 5 * np.sqrt(2 / ws.size) and abs(bs.var() - 0.25) < 5 * 0.25 * np.sqrt(2 / bs.size)
+
+
+def test_draw_params_compiles_once_for_all_shapes():
+    compiled = []
+
+    def listener(event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiled.append(event)
+
+    regions.draw_params(nets.mlp((1, 3, 1)), jax.random.key(0), 2)  # warm up the one generator
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        for widths in [(1, 4, 4, 1), (2, 7, 1), (1, 6, 6, 6, 6, 1)]:
+            regions.draw_params(nets.mlp(widths), jax.random.key(1), 5)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert compiled == []
+
+
+def test_draw_params_bad_inputs():
+    with pytest.raises(TypeError, match="net"):
+        regions.draw_params("net", jax.random.key(0), 2)
+    with pytest.raises(TypeError, match="key"):
+        regions.draw_params(nets.mlp((1, 3, 1)), 0, 2)
+    with pytest.raises(ValueError, match="count"):
+        regions.draw_params(nets.mlp((1, 3, 1)), jax.random.key(0), 0)
+
+
+def silent_switch_net():
+    """f = relu(1 - relu(x)), plus a first-layer neuron relu(x - 2) that switches where the
+    second layer is off: knots 0, 1, 2 on R, slope changes only at 0 and 1."""
+    net = nets.mlp((1, 2, 1, 1), "relu", parameterization="standard")
+    params = [{"W": np.array([[1.0, 1.0]]), "b": np.array([0.0, -2.0])},
+              {"W": np.array([[-1.0], [-3.0]]), "b": np.array([1.0])},
+              {"W": np.array([[1.0]]), "b": np.zeros(1)}]
+    return net, params
+
+
+def test_line_counts_silent_switch():
+    net, params = silent_switch_net()
+    counts = regions.line_counts(net, params, radius=1.5)
+    assert counts == regions.LineCounts(pieces=3, activation_regions=4, pieces_inside=3,
+                                        activation_regions_inside=3, zeros_per_layer=(2, 1))
+    exact = regions.trace_1d(net, params, -5, 5, exact=True)
+    assert list(exact.knots[1:-1]) == [0, 1, 2] and list(exact.breakpoints) == [0, 1]
+    assert exact.slopes[2] == exact.slopes[3] == 0  # flat on both sides of the silent switch at 2
+
+
+@pytest.mark.parametrize("widths", DEEP)
+def test_line_counts_match_the_tracer(widths):
+    net, params = random_net(21, widths)
+    counts = regions.line_counts(net, params, radius=1.3)
+    assert counts.pieces == regions.count_pieces_1d(net, params, -np.inf, np.inf)
+    assert counts.pieces_inside == regions.count_pieces_1d(net, params, -1.3, 1.3)
+    box = regions.trace_1d(net, params, -1.3, 1.3)
+    assert counts.activation_regions_inside == len(box.knots) - 1
+    assert counts.pieces <= counts.activation_regions and counts.pieces_inside <= counts.activation_regions_inside
+    assert counts.activation_regions == 1 + sum(counts.zeros_per_layer)
+    if len(widths) == 3:  # one hidden layer, generic weights: no silent switch
+        assert counts.pieces == counts.activation_regions == widths[1] + 1
+
+
+def test_line_counts_bad_inputs():
+    net, params = random_net(0, (1, 4, 1))
+    with pytest.raises(ValueError, match="radius"):
+        regions.line_counts(net, params, radius=0.0)
+    with pytest.raises(TypeError, match="radius"):
+        regions.line_counts(net, params, radius="1")
+    with pytest.raises(ValueError, match="input dimension"):
+        regions.line_counts(*random_net(0, (2, 3, 1)))
+
+
+def test_characteristic_polynomial_known_arrangements():
+    # two parallel planes in R^3: chi = t^3 - 2 t^2, 3 cells (the general-position formula says 4)
+    assert regions.characteristic_polynomial([[1, 0, 0], [2, 0, 0]], [0, -1]) == (0, 0, -2, 1)
+    assert regions.zaslavsky_cells([[1, 0, 0], [2, 0, 0]], [0, -1]) == 3 == regions.count_cells(
+        [[1, 0, 0], [2, 0, 0]], [0, -1])
+    assert regions.zaslavsky(2, 3) == 4
+    # three coordinate planes through 0: chi = (t - 1)^3, 8 cells; a repeated plane changes nothing
+    assert regions.characteristic_polynomial(np.eye(3), np.zeros(3)) == (-1, 3, -3, 1)
+    assert regions.characteristic_polynomial(np.vstack([np.eye(3), [[-2, 0, 0]]]), np.zeros(4)) == (-1, 3, -3, 1)
+    # 4 concurrent lines and one more: 12 cells; a 3 x 3 grid: 16; no hyperplane: 1
+    assert regions.zaslavsky_cells([[1, 0], [0, 1], [1, 1], [1, -1], [1, 0]], [0, 0, 0, 0, 1]) == 12
+    assert regions.zaslavsky_cells([[1, 0]] * 3 + [[0, 1]] * 3, [0, 1, 2, 0, 1, 2]) == 16
+    assert regions.characteristic_polynomial(np.zeros((0, 2)), np.zeros(0)) == (0, 0, 1)
+    assert regions.zaslavsky_cells([[0, 0], [1, 0]], [1, 0]) == 2  # a zero normal is ignored
+
+
+@pytest.mark.parametrize("n,d", [(3, 2), (7, 2), (5, 3), (8, 3), (3, 5), (6, 4)])
+def test_characteristic_polynomial_general_position(n, d):
+    """Random hyperplanes: chi(t) = sum_k (-1)^k C(n, k) t^(d - k), so the cells are sum_k C(n, k)."""
+    rng = np.random.default_rng(10 * n + d)
+    chi = regions.characteristic_polynomial(rng.normal(size=(n, d)), rng.normal(size=n))
+    assert chi == tuple((-1) ** (d - j) * math.comb(n, d - j) for j in range(d + 1))
+    assert regions.zaslavsky_cells(rng.normal(size=(n, d)), rng.normal(size=n)) == regions.zaslavsky(n, d)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(0, 7))
+def test_zaslavsky_agrees_with_the_geometric_count_on_degenerate_lines(seed, n):
+    """Small integer coefficients make parallel, concurrent and repeated lines common."""
+    rng = np.random.default_rng(seed)
+    normals, offsets = rng.integers(-2, 3, size=(n, 2)), rng.integers(-2, 3, size=n)
+    assert regions.zaslavsky_cells(normals, offsets) == regions.count_cells(normals, offsets)
+
+
+def test_characteristic_polynomial_bad_inputs():
+    with pytest.raises(ValueError, match="same length"):
+        regions.characteristic_polynomial(np.ones((3, 2)), np.ones(2))
+    with pytest.raises(ValueError, match="normals"):
+        regions.zaslavsky_cells(np.ones(3), np.ones(3))
+    with pytest.raises(TypeError, match="offsets"):
+        regions.characteristic_polynomial(np.ones((2, 2)), ["a", "b"])
+    with pytest.raises(ValueError, match="max_subsets"):  # 12 lines through one point: 2^12 subsets
+        regions.characteristic_polynomial(np.random.default_rng(0).normal(size=(12, 2)), np.zeros(12),
+                                          max_subsets=1000)
