@@ -479,14 +479,14 @@ def ntk_diagonal_by_gradients(net, params, x):
 def test_ntk_diagonal_check():
     fast.check_ntk_diagonal(ntk_diagonal_by_gradients)
 
-    def without_biases(net, params, x):  # drops the mb_l^2 |delta_l|^2 terms
+    def without_biases(net, params, x):  # drops the (mu^b_l)^2 |delta^(l)|^2 terms
         zs, hs, _ = net.forward(params, x)
-        delta, total = jnp.ones_like(zs[-1]), 0.0
-        for l in range(net.depth, -1, -1):
-            mw, _ = net.multipliers()[l]
-            total = total + mw**2 * jnp.sum(hs[l] ** 2, axis=1) * jnp.sum(delta**2, axis=1)
-            if l > 0:
-                delta = net.activation.grad(zs[l - 1]) * (mw * delta @ params[l]["W"].T)
+        delta, total = jnp.ones_like(zs[-1]), 0.0  # delta^(L+1) = 1
+        for l in range(net.depth + 1, 0, -1):  # layers l = L+1, ..., 1 (Python index l - 1)
+            mw, _ = net.multipliers()[l - 1]
+            total = total + mw**2 * jnp.sum(hs[l - 1] ** 2, axis=1) * jnp.sum(delta**2, axis=1)
+            if l > 1:
+                delta = net.activation.grad(zs[l - 2]) * (mw * delta @ params[l - 1]["W"].T)
         return total
 
     rejects(fast.check_ntk_diagonal, without_biases, "bias term")
@@ -506,6 +506,39 @@ def test_lanczos_estimates_check():
                                                             + np.diag(b[: k - 1], -1))) for k in range(1, len(a) + 1)]
     rejects(fast.check_lanczos_estimates, largest_only, "most negative")
     rejects(fast.check_lanczos_estimates, lambda a, b: by_dense_eigenvalues(a, b)[1:], "one estimate per step")
+
+
+a_p, b_p, r_p = sp.symbols("a b r", real=True)
+C_POWER = b_p**2 * (1 - r_p**2) / (2 * a_p**2 * r_p**2)
+
+
+def test_power_error_constant_accepts_the_constant(capsys):
+    # derived the way a learner would: first order in t = (b/a)^2 r^(2k-2), then t -> C r^(2k)
+    t = sp.Symbol("t", positive=True)
+    leading = sp.series(1 - sp.sqrt((1 + t * r_p**2) / (1 + t)), t, 0, 2).removeO()
+    fast.check_power_error_constant(leading.subs(t, (b_p / a_p) ** 2 / r_p**2), a_p, b_p, r_p)
+    fast.check_power_error_constant(sp.expand(C_POWER), a_p, b_p, r_p)  # any equivalent form
+    assert capsys.readouterr().out.count("Correct") == 2
+
+
+def test_power_error_constant_explains_classic_mistakes():
+    rejects(fast.check_power_error_constant, 2 * C_POWER, "square root halves", a_p, b_p, r_p)
+    rejects(fast.check_power_error_constant, C_POWER * r_p**2, "factor r\\^2", a_p, b_p, r_p)
+    rejects(fast.check_power_error_constant, C_POWER / (1 - r_p**2), "factor 1 - r\\^2", a_p, b_p, r_p)
+    message = rejects(fast.check_power_error_constant, C_POWER + 1, "differs", a_p, b_p, r_p)
+    assert "0.0574691" in message, message  # the value of e_k / r^(2k) it should have matched
+    k = sp.Symbol("k", positive=True)
+    rejects(fast.check_power_error_constant, C_POWER * r_p ** (2 * k), "must not depend on k", a_p, b_p, r_p)
+
+
+def test_power_error_constant_rejects_malformed_answers():
+    for answer in (None, 0.0574, "b**2*(1 - r**2)/(2*a**2*r**2)"):
+        rejects(fast.check_power_error_constant, answer, "expected a sympy expression", a_p, b_p, r_p)
+    rejects(fast.check_power_error_constant, C_POWER, "r should be the sympy symbol", a_p, b_p, "r")
+    t = sp.Symbol("t", positive=True)
+    rejects(fast.check_power_error_constant, C_POWER + sp.O(t), "removeO", a_p, b_p, r_p)
+    rejects(fast.check_power_error_constant, C_POWER.subs(b_p, sp.Symbol("b", positive=True)),
+            "other assumptions", a_p, b_p, r_p)
 
 
 # ======================================================================================
@@ -539,12 +572,14 @@ FUNCTION_CHECKS = {
 }
 VALUE_CHECKS = {ch01.check_relu_variance_recursion, ch01.check_erf_critical_point, ch03.check_chizat_bach_slope}
 
+VALUE_CHECKS |= {fast.check_power_error_constant}  # the appendix's derivation exercise
+
 
 def test_every_check_is_covered():
     modules = (ch01, ch02, ch03, ch04, ch05, ch06, fast)
     checks = {getattr(m, name) for m in modules for name in dir(m) if name.startswith("check_")}
     covered = set(FUNCTION_CHECKS) | VALUE_CHECKS
-    assert len(checks) == 26 and checks == covered, checks ^ covered
+    assert len(checks) == 27 and checks == covered, checks ^ covered
 
 
 def stub(*args):

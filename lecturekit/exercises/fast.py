@@ -1,9 +1,11 @@
 """Checks for the exercises of the appendix "Computing kernels and Hessians fast".
 
-Each check compares a learner's function with an independent reference computed here (the
+Each check compares a learner's answer with an independent reference computed here (the
 diagonal of the Jacobian-contraction NTK; the Ritz values of every leading block of a Lanczos
-matrix from SciPy's tridiagonal eigensolver) and raises :class:`ExerciseCheckError` with an
-explanation if it differs.
+matrix from SciPy's tridiagonal eigensolver; the constant of power iteration's error, by
+sympy and from the exact error at a large step) and raises :class:`ExerciseCheckError` with
+an explanation if it differs. Layers are numbered as in the notation appendix: l = 1, ..., L+1,
+the readout being layer L+1 (Python index l - 1).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Callable
 import jax
 import numpy as np
 import scipy.linalg
+import sympy as sp
 
 from . import ExerciseCheckError, call_numeric, compare, passed, require_callable
 
@@ -34,10 +37,12 @@ def check_ntk_diagonal(candidate: Callable) -> None:
         params = net.init(jax.random.key(70 + seed))
         x = jax.random.normal(jax.random.key(80 + seed), (7, widths[0]))
         got = call_numeric(candidate, net, params, x, what=f"ntk_diagonal(net, params, x) for widths {widths}")
-        expected = np.diag(np.asarray(tangent.jacobian_ntk(net.apply, params, x)))
+        reference = jax.jit(lambda p, xs: tangent.jacobian_ntk(net.apply, p, xs))  # noqa: B023
+        expected = np.diag(np.asarray(reference(params, x)))
         compare(got, expected, what=f"the tangent-kernel diagonal of the {activation} network {widths}", rtol=1e-10,
-                hint="Theta(x, x) = sum over every dense layer l, the readout included (where delta = 1), of "
-                     "(mW_l^2 |h_l(x)|^2 + mb_l^2) |delta_l(x)|^2; the bias term mb_l^2 multiplies |delta_l|^2 too")
+                hint="Theta(x, x) = sum over the dense layers l = 1..L+1, the readout L+1 included (where "
+                     "delta^(L+1) = 1), of (mW_l^2 |h^(l-1)(x)|^2 + mb_l^2) |delta^(l)(x)|^2; the bias term "
+                     "mb_l^2 multiplies |delta^(l)|^2 too")
     return passed("the diagonal matches the Jacobian contraction to 1e-10 on a deep tanh and a ReLU network.")
 
 
@@ -73,3 +78,73 @@ def check_lanczos_estimates(candidate: Callable) -> None:
             hint="T_k is the leading k x k block: diagonal alpha[:k], off-diagonal beta[:k-1]; its estimate is "
                  "the largest |eigenvalue|, which may be the most negative one")
     return passed(f"all {alpha.size} estimates match; they never decrease and never exceed ||A||_2.")
+
+
+# --------------------------------------------------------------------------------------
+# Exercise: the constant in power iteration's error
+
+
+def _power_error(a: float, b: float, r: float, k: int) -> float:
+    """e_k = 1 - ||H q|| / lambda_1 for H = diag(lambda_1, r lambda_1), q ~ H^(k-1) (a, b),
+    computed without cancellation: e_k = s / (1 + sqrt(1 - s)), s = t (1 - r^2) / (1 + t),
+    t = (b/a)^2 r^(2k-2)."""
+    t = (b / a) ** 2 * r ** (2 * k - 2)
+    s = t * (1 - r**2) / (1 + t)
+    return s / (1 + np.sqrt(1 - s))
+
+
+def check_power_error_constant(expr: sp.Expr, a: sp.Symbol, b: sp.Symbol, r: sp.Symbol) -> None:
+    """``expr`` must be C(a, b, r) with e_k = C r^(2k) (1 + o(1)), where e_k is the relative error
+    of the power-iteration estimate ||H q|| of lambda_1 for H = diag(lambda_1, r lambda_1) started
+    at (a, b), after k products.
+
+    Compared symbolically with C = b^2 (1 - r^2) / (2 a^2 r^2) (simplify of the difference) and
+    numerically with e_k / r^(2k) at large k, computed here from the exact e_k.
+    """
+    if not isinstance(expr, sp.Basic):
+        raise ExerciseCheckError(f"expected a sympy expression in a, b, r, got {type(expr).__name__}")
+    for name, symbol in (("a", a), ("b", b), ("r", r)):
+        if not isinstance(symbol, sp.Symbol):
+            raise ExerciseCheckError(f"{name} should be the sympy symbol your expression uses, got "
+                                     f"{type(symbol).__name__}")
+    if expr.has(sp.Order) or expr.has(sp.Limit):
+        raise ExerciseCheckError("your expression still contains an O(...) term or an unevaluated limit: "
+                                 "drop the order term with .removeO() and keep only the constant C.")
+    stray = sorted(map(str, expr.free_symbols - {a, b, r}))
+    if stray:
+        hint = (" C must not depend on k: divide e_k by r^(2k) and keep the limit as k -> oo."
+                if any(s.startswith("k") for s in stray) else
+                " Substitute t = (b/a)^2 r^(2k-2) back, and pass the symbols your expression uses.")
+        twins = set(stray) & {str(a), str(b), str(r)}
+        if twins:
+            hint += (f" ({sorted(twins)} also names a passed symbol created with other assumptions, e.g. "
+                     "real=True in one place and not in the other.)")
+        raise ExerciseCheckError(f"your expression contains the symbols {stray}, which are not the a, b, r "
+                                 "passed to the check." + hint)
+    truth = b**2 * (1 - r**2) / (2 * a**2 * r**2)
+    point = {a: 1.0, b: 0.7, r: 0.9}
+    try:
+        value = complex(expr.subs(point).evalf())
+    except (TypeError, ValueError):
+        raise ExerciseCheckError(f"your expression {expr} does not evaluate to a number at "
+                                 "a = 1, b = 0.7, r = 0.9") from None
+    # the exact error at k = 400 (relative o(1) term ~ r^(2k) ~ 1e-37): e_k / r^(2k) is C there
+    measured = _power_error(1.0, 0.7, 0.9, 400) / 0.9**800
+    if sp.simplify(expr - truth) != 0:
+        ratio = value.real / measured
+        why = ""
+        if abs(ratio - 2) < 1e-6:
+            why = " Your C is twice the truth: the square root halves the first-order term."
+        elif abs(ratio - 0.81) < 1e-6 or abs(ratio - 1 / 0.81) < 1e-6:
+            why = (" Your C is off by a factor r^2: count the products, k - 1 to form q and one more "
+                   "for H q, so t = (b/a)^2 r^(2k-2).")
+        elif abs(ratio - 1 / 0.19) < 1e-6 or abs(ratio - 0.19) < 1e-6:
+            why = " Your C is off by the factor 1 - r^2: keep both t and t r^2 in the first-order term."
+        raise ExerciseCheckError(
+            f"your constant {expr} differs from the truth: at a = 1, b = 0.7, r = 0.9 it is "
+            f"{value.real:.6g}, while the exact error of power iteration gives e_k / r^(2k) = {measured:.6g} "
+            f"at k = 400." + why)
+    if abs(value.real / measured - 1) > 1e-8:  # pragma: no cover - simplify agreed with the truth
+        raise ExerciseCheckError(f"your constant evaluates to {value.real:.6g}, not {measured:.6g}")
+    return passed("C = b^2 (1 - r^2) / (2 a^2 r^2): the error falls by r^2 per product, so the rate "
+                  "is set by |lambda_(2) / lambda_(1)|^2.")
