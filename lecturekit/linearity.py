@@ -431,3 +431,342 @@ def kernel_change_runs(
 
     results = []
     return [KernelRun(*out) for out in jax.jit(all_runs)(params0, alphas)]
+
+
+# --------------------------------------------------------------------------- one hidden layer, in closed form
+# The networks of Sections 3.1-3.5: f = m^{-1/2} sum_i v_i tanh(z_i) with z_i = <w_i, x~>.
+# Everything below runs in NumPy on the host (no compilation per width).
+
+
+def _tanh_derivatives(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    t = np.tanh(z)
+    d1 = 1.0 - t**2
+    return t, d1, -2.0 * t * d1
+
+
+def _check_vz(v: ArrayLike, z: ArrayLike, scale: Any) -> tuple[np.ndarray, np.ndarray, float]:
+    v = as_host_float_array(v, name="v", ndim=1, nonempty=True)
+    z = as_host_float_array(z, name="z", ndim=1, nonempty=True)
+    if v.shape != z.shape:
+        raise ValueError(f"v and z must have the same shape (m,), got {v.shape} and {z.shape}")
+    return v, z, check_real(scale, name="scale", positive=True)
+
+
+def one_hidden_layer_hessian_eigenvalues(v: ArrayLike, z: ArrayLike, scale: float = 1.0) -> np.ndarray:
+    """The 2m non-zero-block eigenvalues (increasing) of the Hessian of a one-hidden-layer tanh net.
+
+    Model: f = m^{-1/2} sum_i v_i tanh(<w_i, x~>) at one input x~ of norm ``scale`` = |x~|,
+    Hessian with respect to all (w_i, v_i); ``z`` holds the pre-activations z_i = <w_i, x~>.
+    Neuron i acts only in the plane spanned by (x~/|x~|, 0) and (0, e_i), where its block is
+    m^{-1/2} [[a_i, c_i], [c_i, 0]] with a_i = v_i tanh''(z_i) |x~|^2 and c_i = tanh'(z_i) |x~|:
+    eigenvalues (a_i +- sqrt(a_i^2 + 4 c_i^2)) / (2 sqrt(m)). (Every other direction of w_i
+    is a zero eigenvalue, not returned.) For a scalar input x, |x~| = |x| and z_i = w_i x.
+    """
+    v, z, s = _check_vz(v, z, scale)
+    _, d1, d2 = _tanh_derivatives(z)
+    a, c = v * d2 * s**2, d1 * s
+    root = np.sqrt(a**2 + 4.0 * c**2)
+    return np.sort(np.concatenate([a - root, a + root])) / (2.0 * np.sqrt(v.size))
+
+
+def one_hidden_layer_hessian_norm(v: ArrayLike, z: ArrayLike, scale: float = 1.0) -> float:
+    """||H||_2 = max_i (|a_i| + sqrt(a_i^2 + 4 c_i^2)) / (2 sqrt m) for the model of
+    :func:`one_hidden_layer_hessian_eigenvalues` (same arguments)."""
+    v, z, s = _check_vz(v, z, scale)
+    _, d1, d2 = _tanh_derivatives(z)
+    a, c = v * d2 * s**2, d1 * s
+    return float(np.max(np.abs(a) + np.sqrt(a**2 + 4.0 * c**2)) / (2.0 * np.sqrt(v.size)))
+
+
+def mlp_hessian_norm(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
+    """Exact ||H||_2 of a one-hidden-layer tanh ``nets.mlp`` with one output, at one input x.
+
+    With multipliers z = mW0 W^T x + mb0 b (hidden) and f = mW1 sum_i v_i tanh(z_i) + mb1 b1
+    (NTK parameterization: mW1 = out_w_std / sqrt(m)), neuron i's parameters (W_i, b_i, v_i)
+    see the input x~ = (mW0 x, mb0) and the block of :func:`one_hidden_layer_hessian_norm`
+    with |x~| and an extra factor out_w_std; the output bias is linear.
+    """
+    net = _check_net(net)
+    if net.depth != 1 or net.output_dim != 1 or net.activation.name != "tanh":
+        raise ValueError("mlp_hessian_norm needs a one-hidden-layer tanh net with one output, "
+                         f"got widths {net.widths} and activation {net.activation.name!r}")
+    if net.parameterization != "ntk":
+        raise ValueError("mlp_hessian_norm needs a net in the NTK parameterization")
+    net.check_params(params)
+    x = as_host_float_array(x, name="x", ndim=1)
+    if x.size != net.input_dim:
+        raise ValueError(f"x must have {net.input_dim} entries, got {x.size}")
+    (mw0, mb0), _ = net.multipliers()
+    W, b = np.asarray(params[0]["W"]), np.asarray(params[0]["b"])
+    v = np.asarray(params[1]["W"])[:, 0]
+    z = mw0 * (x @ W) + mb0 * b
+    scale = float(np.sqrt(mw0**2 * (x @ x) + mb0**2))
+    if scale == 0.0:
+        return 0.0
+    return net.out_w_std * one_hidden_layer_hessian_norm(v, z, scale)
+
+
+# --------------------------------------------------------------------------- expected maxima
+_T_GRID = np.linspace(0.0, 12.0, 3001)  # the maxima below have negligible mass beyond 12
+
+
+def _max_moments(survival: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and s.d. of the maximum of m i.i.d. copies of a variable >= 0 with survival
+    function S on _T_GRID: E[max] = int (1 - (1 - S)^m) dt, E[max^2] = int 2t (1 - (1 - S)^m) dt."""
+    with np.errstate(divide="ignore"):  # S = 1 gives log 0 = -inf: (1 - S)^m = 0, as it should
+        tail = -np.expm1(m[:, None] * np.log1p(-np.clip(survival, 0.0, 1.0)))
+    mean = np.trapezoid(tail, _T_GRID, axis=1)
+    second = np.trapezoid(2.0 * _T_GRID * tail, _T_GRID, axis=1)
+    return mean, np.sqrt(np.maximum(second - mean**2, 0.0))
+
+
+def _widths(m: ArrayLike) -> np.ndarray:
+    arr = as_host_float_array(m, name="m", ndim=(0, 1), nonempty=True)
+    if np.any(arr < 1) or np.any(arr != np.round(arr)):
+        raise ValueError(f"m must hold positive integers (numbers of neurons), got {arr}")
+    return np.atleast_1d(arr)
+
+
+def gaussian_max_abs_moments(m: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard deviation of max_{i <= m} |g_i| for i.i.d. g_i ~ N(0, 1), by quadrature.
+
+    E[max] = int_0^inf (1 - erf(t / sqrt 2)^m) dt; it grows like sqrt(2 ln m) (slowly: 2.46
+    at m = 50, 3.44 at m = 1024). Returns arrays of the shape of ``m`` (1-D).
+    """
+    import scipy.special
+
+    return _max_moments(scipy.special.erfc(_T_GRID / np.sqrt(2.0)), _widths(m))
+
+
+def max_block_norm_moments(m: ArrayLike, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard deviation of sqrt(m) ||H||_2 for the model of
+    :func:`one_hidden_layer_hessian_norm` with v_i ~ N(0, 1) and z_i ~ N(0, scale^2) i.i.d.
+
+    sqrt(m) ||H||_2 = max_i g_i with g = (|a| + sqrt(a^2 + 4c^2)) / 2, a = v tanh''(z) s^2,
+    c = tanh'(z) s. Given z, g <= t iff |a| <= t - c^2 / t, so
+    P(g > t) = E_z[1{t <= |c|} + 1{t > |c|} erfc((t - c^2/t) / (sqrt 2 |tanh''(z)| s^2))],
+    computed on a fine grid of z; then the moments of a maximum of m i.i.d. copies follow
+    by quadrature in t. This is the prediction, not a fit, of the Hessian norm against width.
+    """
+    import scipy.special
+
+    s = check_real(scale, name="scale", positive=True)
+    z = np.linspace(-9.0, 9.0, 3601) * s
+    weights = np.exp(-0.5 * (z / s) ** 2)
+    weights /= weights.sum()
+    _, d1, d2 = _tanh_derivatives(z)
+    c, spread = np.abs(d1) * s, np.abs(d2) * s**2
+    t = _T_GRID[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = t - c**2 / np.where(t > 0, t, 1.0)
+        tail = np.where(spread > 0, scipy.special.erfc(room / (np.sqrt(2.0) * spread)), 0.0)
+    survival = np.where(t <= c, 1.0, tail) @ weights
+    return _max_moments(survival, _widths(m))
+
+
+# --------------------------------------------------------------------------- ReLU: the kinks
+class ReluSplit(NamedTuple):
+    """Result of :func:`relu_kernel_split` (floats): relative kernel changes ||.||_F / ||K_0||_F
+    of the pattern flips (``kink``) and of the rest (``smooth``), the fraction of
+    (input, unit) activation indicators that flipped, and the final training loss."""
+
+    kink: float
+    smooth: float
+    flipped: float
+    loss: float
+
+
+def relu_kernel_split(m: int, key: jax.Array, x: ArrayLike, y: ArrayLike, *, lr: float = 0.5,
+                      steps: int = 400) -> ReluSplit:
+    """Train a one-hidden-layer ReLU network by GD and split its kernel change at the kinks.
+
+    f(x) = m^{-1/2} sum_i v_i relu(<w_i, x> sqrt(2/d)), w_i ~ N(0, I_d), v_i ~ N(0, 1), trained
+    on L = 1/2 sum_j (f(x_j) - y_j)^2 with step ``lr``. Its tangent kernel is
+    K(x, x') = m^{-1} sum_i [v_i^2 p_i(x) p_i(x') (2/d) <x, x'> + relu_i(x) relu_i(x')] with the
+    activation indicators p_i(x) = 1{<w_i, x> > 0}. K_frz is that formula with the final
+    weights and the *initial* indicators: the kernel of the smooth model that the almost-
+    everywhere Hessian describes. Returns ||K_T - K_frz|| (the flips; the a.e. Hessian does
+    not see them) and ||K_frz - K_0||, both relative to ||K_0||_F.
+    """
+    m = check_positive_int(m, name="m")
+    check_key(key)
+    x = as_host_float_array(x, name="x", ndim=2, nonempty=True)
+    y = as_host_float_array(y, name="y", ndim=1)
+    if y.shape != (x.shape[0],):
+        raise ValueError(f"y must have one entry per row of x ({x.shape[0]}), got shape {y.shape}")
+    lr = check_real(lr, name="lr", positive=True)
+    steps = check_positive_int(steps, name="steps")
+    n, d = x.shape
+    draws = _hessian.normal_stream(key, m * (d + 1))
+    W0, v0 = draws[: m * d].reshape(m, d) * np.sqrt(2.0 / d), draws[m * d:]
+    W, v = W0.copy(), v0.copy()
+    for _ in range(steps):
+        pre = x @ W.T
+        act = (pre > 0).astype(float)
+        r = np.maximum(pre, 0.0) @ v / np.sqrt(m) - y
+        W -= lr * ((act * v) * r[:, None]).T @ x / np.sqrt(m)
+        v -= lr * (np.maximum(pre, 0.0) * r[:, None]).sum(axis=0) / np.sqrt(m)
+    loss = 0.5 * float(np.sum((np.maximum(x @ W.T, 0.0) @ v / np.sqrt(m) - y) ** 2))
+
+    def kernel(W_, v_, pattern):
+        lin = (x @ W_.T) * pattern                                    # relu via the pattern
+        return ((pattern * v_**2) @ pattern.T * (x @ x.T) + lin @ lin.T) / m
+
+    p0, pT = (x @ W0.T > 0).astype(float), (x @ W.T > 0).astype(float)
+    k0, kT, k_frz = kernel(W0, v0, p0), kernel(W, v, pT), kernel(W, v, p0)
+    scale = np.linalg.norm(k0)
+    return ReluSplit(float(np.linalg.norm(kT - k_frz) / scale), float(np.linalg.norm(k_frz - k0) / scale),
+                     float(np.mean(p0 != pT)), loss)
+
+
+def _check_scalar_net(w: ArrayLike, v: ArrayLike, x: Any) -> tuple[np.ndarray, np.ndarray, float]:
+    w = as_host_float_array(w, name="w", ndim=1, nonempty=True)
+    v = as_host_float_array(v, name="v", ndim=1, nonempty=True)
+    if v.shape != w.shape:
+        raise ValueError(f"w and v must have the same shape (m,), got {w.shape} and {v.shape}")
+    return w, v, check_real(x, name="x")
+
+
+def tanh_net_gradient(w: ArrayLike, v: ArrayLike, x: float) -> np.ndarray:
+    """Gradient of f(w, v; x) = m^{-1/2} sum_i v_i tanh(w_i x) with respect to theta = (w, v):
+    (v_i tanh'(w_i x) x, tanh(w_i x)) / sqrt(m), shape (2m,), w first."""
+    w, v, x = _check_scalar_net(w, v, x)
+    t, d1, _ = _tanh_derivatives(w * x)
+    return np.concatenate([v * d1 * x, t]) / np.sqrt(w.size)
+
+
+def tanh_net_hvp(w: ArrayLike, v: ArrayLike, x: float, u: ArrayLike) -> np.ndarray:
+    """H(w, v; x) u for the model of :func:`tanh_net_gradient` (2x2 blocks, never formed):
+    (H u)_{w_i} = (a_i u_{w_i} + c_i u_{v_i}) / sqrt m, (H u)_{v_i} = c_i u_{w_i} / sqrt m with
+    a_i = v_i tanh''(w_i x) x^2, c_i = tanh'(w_i x) x."""
+    w, v, x = _check_scalar_net(w, v, x)
+    u = as_host_float_array(u, name="u", ndim=1)
+    if u.size != 2 * w.size:
+        raise ValueError(f"u must have 2m = {2 * w.size} entries (w then v), got {u.size}")
+    _, d1, d2 = _tanh_derivatives(w * x)
+    a, c = v * d2 * x**2, d1 * x
+    uw, uv = u[: w.size], u[w.size:]
+    return np.concatenate([a * uw + c * uv, c * uw]) / np.sqrt(w.size)
+
+
+# --------------------------------------------------------------------------- a width-1 bottleneck
+def bottleneck_mixed_block_norm(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
+    """Norm of the Hessian block coupling the parameters below and above a width-1 bottleneck.
+
+    For a tanh ``nets.mlp`` with widths (d, m, 1, m', 1), alpha = tanh(z_b) is the output of
+    the bottleneck and f = G(alpha; theta_up). Since alpha does not depend on theta_up,
+    d^2 f / (d theta_low d theta_up) = grad_low(alpha) grad_up(dG/dalpha)^T: a rank-one block
+    of norm |tanh'(z_b)| ||grad_low z_b|| ||grad_up dG/dalpha||, computed here in closed form.
+    It bounds ||H||_2 from below (an off-diagonal block of a symmetric matrix).
+    """
+    net = _check_net(net)
+    if (len(net.widths) != 5 or net.widths[2] != 1 or net.output_dim != 1 or net.activation.name != "tanh"
+            or net.parameterization != "ntk"):
+        raise ValueError("bottleneck_mixed_block_norm needs a tanh net in the NTK parameterization with "
+                         f"widths (d, m, 1, m', 1), got widths {net.widths}, activation {net.activation.name!r}")
+    net.check_params(params)
+    x = as_host_float_array(x, name="x", ndim=1)
+    if x.size != net.input_dim:
+        raise ValueError(f"x must have {net.input_dim} entries, got {x.size}")
+    (mw0, mb0), (mw1, mb1), (mw2, mb2), (mw3, _) = net.multipliers()
+    p = [{k: np.asarray(val) for k, val in layer.items()} for layer in params]
+    h1, dh1, _ = _tanh_derivatives(mw0 * (x @ p[0]["W"]) + mb0 * p[0]["b"])
+    s = p[1]["W"][:, 0]
+    z_b = mw1 * (h1 @ s) + mb1 * p[1]["b"][0]
+    alpha, d_alpha, _ = _tanh_derivatives(np.array(z_b))
+    low_sq = mw1**2 * (h1 @ h1) + mb1**2 + mw1**2 * np.sum(s**2 * dh1**2) * (mw0**2 * (x @ x) + mb0**2)
+    u, v = p[2]["W"][0], p[3]["W"][:, 0]
+    _, d1, d2 = _tanh_derivatives(mw2 * u * alpha + mb2 * p[2]["b"])
+    up_sq = np.sum((mw3 * mw2 * u * d1) ** 2                                # d/dv_k of dG/dalpha
+                   + (mw3 * mw2 * v * (d1 + mw2 * u * alpha * d2)) ** 2     # d/du_k
+                   + (mw3 * mw2 * v * u * d2 * mb2) ** 2)                   # d/db_k
+    return float(abs(d_alpha) * np.sqrt(low_sq * up_sq))
+
+
+# --------------------------------------------------------------------------- the width explorer
+def _units_outputs_and_gradients(x, h, v, s):
+    """f(x) = sum_i s_i v_i h_i(x) and its gradient blocks (d/dw, d/db, d/dv) for
+    h_i = tanh(w_scale w_i x + b_i) (the w block still lacks the factor w_scale).
+    Array arithmetic only: it serves traced arrays and NumPy arrays alike."""
+    dh = (1.0 - h**2) * (s * v)
+    return h @ (s * v), (x[:, None] * dh, dh, h * s)
+
+
+def first_units_width_sweep(
+    x: ArrayLike,
+    y: ArrayLike,
+    x_eval: ArrayLike,
+    widths: tuple[int, ...],
+    key: jax.Array,
+    *,
+    max_width: int = 1024,
+    lr: float = 0.2,
+    steps: int = 400,
+    w_scale: float = 2.0,
+) -> dict[int, dict[str, Any]]:
+    """Train f_m(x) = m^{-1/2} sum_{i<m} v_i tanh(w_scale w_i x + b_i) and its linearization.
+
+    Scalar inputs. One draw (w, b, v) ~ N(0, 1) of ``max_width`` units; the network of width
+    m uses the first m of them (the others get the factor 0 and never move), so every width
+    runs through one compiled gradient-descent loop: ``steps`` steps of size ``lr`` on
+    L = 1/2 sum_j (f(x_j) - y_j)^2. The linearized model trained by the same steps is, in
+    closed form, f_lin = f_0 - K_0(., X) U diag((1 - (1 - lr lam)^T) / lam) U^T (f_0(X) - y)
+    with K_0 = U diag(lam) U^T on the training inputs (the factor -> lr T as lam -> 0).
+    Returns, per width: ``network`` and ``linearized`` on ``x_eval``; the kernel slices
+    ``slices0``/``slicesT`` = K(x_eval, x_j) before and after training; ``delta_k`` =
+    ||K_T - K_0||_F / ||K_0||_F on the training inputs; the final ``loss``.
+    """
+    x = as_host_float_array(x, name="x", ndim=1, nonempty=True)
+    y = as_host_float_array(y, name="y", ndim=1)
+    if y.shape != x.shape:
+        raise ValueError(f"y must have the shape {x.shape} of x, got {y.shape}")
+    x_eval = as_host_float_array(x_eval, name="x_eval", ndim=1, nonempty=True)
+    check_key(key)
+    max_width = check_positive_int(max_width, name="max_width")
+    widths = tuple(check_positive_int(m, name="widths[i]") for m in widths)
+    if not widths or max(widths) > max_width:
+        raise ValueError(f"widths must be a non-empty tuple of widths <= max_width = {max_width}, got {widths}")
+    lr = check_real(lr, name="lr", positive=True)
+    steps = check_positive_int(steps, name="steps")
+    w_scale = check_real(w_scale, name="w_scale", positive=True)
+    n = x.size
+    theta0 = tuple(np.split(_hessian.normal_stream(key, 3 * max_width), 3))      # (w, b, v)
+    both = np.concatenate([x, x_eval])
+    units0 = np.tanh(w_scale * np.outer(both, theta0[0]) + theta0[1])
+
+    def mask(m, xp):
+        return xp.where(xp.arange(max_width) < m, 1.0 / xp.sqrt(m * 1.0), 0.0)
+
+    @jax.jit
+    def train(m, theta):
+        s, x_dev, y_dev = mask(m, jnp), jnp.asarray(x), jnp.asarray(y)
+
+        def step(theta, _):
+            w, b, v = theta
+            f, (gw, gb, gv) = _units_outputs_and_gradients(x_dev, jnp.tanh(w_scale * jnp.outer(x_dev, w) + b), v, s)
+            grads = (w_scale * gw, gb, gv)
+            return tuple(p - lr * g.T @ (f - y_dev) for p, g in zip(theta, grads)), None
+
+        return jax.lax.scan(step, theta, None, length=steps)[0]
+
+    def gram(ga, gb):
+        return sum(a @ b.T for a, b in zip(ga, gb))
+
+    out = {}
+    for m in widths:
+        s = mask(m, np)
+        w, b, v = (np.asarray(a) for a in train(m, theta0))
+        f0, g0 = _units_outputs_and_gradients(both, units0, theta0[2], s)
+        fT, gT = _units_outputs_and_gradients(both, np.tanh(w_scale * np.outer(both, w) + b), v, s)
+        g0 = (w_scale * g0[0], g0[1], g0[2])
+        gT = (w_scale * gT[0], gT[1], gT[2])
+        k0, kT = (gram([g[:n] for g in gs], [g[:n] for g in gs]) for gs in (g0, gT))
+        slices0, slicesT = (gram([g[n:] for g in gs], [g[:n] for g in gs]) for gs in (g0, gT))
+        lam, vecs = np.linalg.eigh(k0)
+        big = lam > 1e-12
+        coef = np.where(big, (1.0 - (1.0 - lr * lam) ** steps) / np.where(big, lam, 1.0), lr * steps)
+        f_lin = f0[n:] - slices0 @ (vecs @ (coef * (vecs.T @ (f0[:n] - y))))
+        out[m] = dict(network=fT[n:], linearized=f_lin, slices0=slices0, slicesT=slicesT,
+                      delta_k=float(np.linalg.norm(kT - k0) / np.linalg.norm(k0)),
+                      loss=float(0.5 * np.sum((fT[:n] - y) ** 2)))
+    return out

@@ -147,3 +147,106 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="loss"):
         linearity.kernel_change_run(net, jax.random.split(jax.random.key(0), 2), np.ones((3, 2)), np.ones((3, 2)),
                                     train_head="linear", loss="hinge", kernel_heads=(), lr=0.1, steps=2, record_every=1)
+
+
+# ----------------------------------------------------------------------- closed forms of Chapter 3
+
+
+def test_one_hidden_layer_eigenvalues_match_dense_hessian_in_d_dimensions():
+    from lecturekit import hessian
+
+    net = nets.mlp((3, 7, 1), "tanh", w_std=1.3, b_std=0.4, out_w_std=0.8)
+    params = net.init(jax.random.key(4))
+    x = np.array([0.7, -1.1, 0.4])
+    f = lambda p: net.apply(p, jnp.asarray(x)[None])[0]  # noqa: E731
+    dense = np.linalg.eigvalsh(np.asarray(hessian.dense_hessian(f, params)))
+    assert abs(linearity.mlp_hessian_norm(net, params, x) - np.max(np.abs(dense))) < 1e-12
+    (mw0, mb0), _ = net.multipliers()
+    z = mw0 * x @ np.asarray(params[0]["W"]) + mb0 * np.asarray(params[0]["b"])
+    scale = np.sqrt(mw0**2 * x @ x + mb0**2)
+    closed = 0.8 * linearity.one_hidden_layer_hessian_eigenvalues(np.asarray(params[1]["W"])[:, 0], z, scale)
+    nonzero = dense[np.abs(dense) > 1e-12]           # (d + 1) - 2 zero directions per neuron, and the biases
+    np.testing.assert_allclose(np.sort(nonzero), closed, atol=1e-12)
+
+
+def test_tanh_net_gradient_and_hvp_match_autodiff():
+    m, x = 6, -0.9
+    theta = np.asarray(jax.random.normal(jax.random.key(5), (2 * m,)))
+    u = np.asarray(jax.random.normal(jax.random.key(6), (2 * m,)))
+    f = lambda t: jnp.sum(t[m:] * jnp.tanh(t[:m] * x)) / jnp.sqrt(m)  # noqa: E731
+    np.testing.assert_allclose(linearity.tanh_net_gradient(theta[:m], theta[m:], x), jax.grad(f)(theta), atol=1e-14)
+    np.testing.assert_allclose(linearity.tanh_net_hvp(theta[:m], theta[m:], x, u), jax.hessian(f)(theta) @ u,
+                               atol=1e-14)
+    norm = linearity.one_hidden_layer_hessian_norm(theta[m:], theta[:m] * x, abs(x))
+    assert abs(norm - np.max(np.abs(np.linalg.eigvalsh(jax.hessian(f)(theta))))) < 1e-13
+
+
+def test_expected_maxima_against_simulation():
+    rng = np.random.default_rng(0)
+    mean, sd = linearity.gaussian_max_abs_moments([1, 50])
+    # E|g| = sqrt(2/pi) exactly; the trapezoid rule (step 0.004) is accurate to ~1e-6
+    assert abs(mean[0] - np.sqrt(2 / np.pi)) < 1e-5 and abs(sd[0] - np.sqrt(1 - 2 / np.pi)) < 1e-5
+    sims = np.max(np.abs(rng.normal(size=(20000, 50))), axis=1)
+    assert abs(sims.mean() - mean[1]) < 4 * sims.std() / np.sqrt(sims.size) and abs(sims.std() - sd[1]) < 0.02
+    m = 300
+    mean, sd = linearity.max_block_norm_moments(m, scale=0.8)
+    v, w = rng.normal(size=(2, 4000, m))
+    sims = np.array([np.sqrt(m) * linearity.one_hidden_layer_hessian_norm(a, 0.8 * b, 0.8) for a, b in zip(v, w)])
+    assert abs(sims.mean() - mean[0]) < 4 * sims.std() / np.sqrt(sims.size), (sims.mean(), mean)
+    assert abs(sims.std() - sd[0]) < 0.1 * sd[0], (sims.std(), sd)
+
+
+def test_relu_kernel_split_adds_up_and_flips_shrink():
+    x = np.stack([np.cos([0.3, 1.1, 1.9]), np.sin([0.3, 1.1, 1.9])], axis=1)
+    y = np.array([0.5, -0.2, 0.9])
+    small, large = (linearity.relu_kernel_split(m, jax.random.key(1), x, y, steps=300) for m in (64, 4096))
+    assert small.loss < 1e-8 and large.loss < 1e-8
+    assert large.flipped < small.flipped and large.kink < small.kink and large.smooth < small.smooth
+    assert 0 < large.flipped < 0.05
+    with pytest.raises(ValueError, match="y must have one entry per row of x"):
+        linearity.relu_kernel_split(8, jax.random.key(0), x, y[:2])
+
+
+def test_bottleneck_mixed_block_matches_dense_hessian():
+    from lecturekit import hessian
+
+    net = nets.mlp((3, 6, 1, 5, 1), "tanh", w_std=1.2, b_std=0.3)
+    params = net.init(jax.random.key(7))
+    x = np.array([0.5, -1.0, 0.8])
+    dense = np.asarray(hessian.dense_hessian(lambda p: net.apply(p, jnp.asarray(x)[None])[0], params))
+    n_low = sum(int(np.size(leaf)) for layer in params[:2] for leaf in jax.tree_util.tree_leaves(layer))
+    block = dense[:n_low, n_low:]                    # ravel order: layer 0, 1 (below), then 2, 3 (above)
+    assert np.linalg.matrix_rank(block, tol=1e-10) == 1
+    got = linearity.bottleneck_mixed_block_norm(net, params, x)
+    assert abs(got - np.linalg.norm(block, 2)) < 1e-12 and got <= np.max(np.abs(np.linalg.eigvalsh(dense)))
+    with pytest.raises(ValueError, match=r"widths \(d, m, 1, m', 1\)"):
+        linearity.bottleneck_mixed_block_norm(nets.mlp((3, 6, 2, 5, 1), "tanh"), None, x)
+
+
+def test_first_units_sweep_matches_an_explicit_narrow_network():
+    x, y, x_eval = np.linspace(-1, 1, 5), np.cos(2 * np.linspace(-1, 1, 5)), np.array([-0.3, 0.6])
+    out = linearity.first_units_width_sweep(x, y, x_eval, (4,), jax.random.key(3), max_width=16, lr=0.1, steps=50)
+    w, b, v = np.split(linearity._hessian.normal_stream(jax.random.key(3), 48), 3)
+    w, b, v = w[:4], b[:4], v[:4]
+    f = lambda xs, w, b, v: np.tanh(2 * np.outer(xs, w) + b) @ v / 2.0  # noqa: E731  m = 4: 1/sqrt(m) = 1/2
+    for _ in range(50):
+        h = np.tanh(2 * np.outer(x, w) + b)
+        r = h @ v / 2.0 - y
+        dh = (1 - h**2) * v / 2.0
+        w, b, v = w - 0.1 * (2 * x[:, None] * dh).T @ r, b - 0.1 * dh.T @ r, v - 0.1 * (h / 2.0).T @ r
+    np.testing.assert_allclose(out[4]["network"], f(x_eval, w, b, v), atol=1e-10)
+    with pytest.raises(ValueError, match="widths must be"):
+        linearity.first_units_width_sweep(x, y, x_eval, (32,), jax.random.key(3), max_width=16)
+
+
+def test_new_closed_forms_reject_bad_inputs():
+    with pytest.raises(ValueError, match="v and z must have the same shape"):
+        linearity.one_hidden_layer_hessian_norm(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match="scale must be > 0"):
+        linearity.one_hidden_layer_hessian_eigenvalues(np.ones(3), np.ones(3), 0.0)
+    with pytest.raises(ValueError, match="m must hold positive integers"):
+        linearity.gaussian_max_abs_moments([10, 0.5])
+    with pytest.raises(ValueError, match="u must have 2m = 6"):
+        linearity.tanh_net_hvp(np.ones(3), np.ones(3), 0.5, np.ones(5))
+    with pytest.raises(ValueError, match="one-hidden-layer tanh net"):
+        linearity.mlp_hessian_norm(nets.mlp((2, 4, 4, 1), "tanh"), None, np.ones(2))
