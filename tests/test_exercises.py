@@ -455,14 +455,37 @@ def test_zigzag_net():
     rejects(ch06.check_zigzag_net, lambda L: ("net", zigzag_by_hand(L)[1]), "net from nets.mlp, got str")
 
 
-def test_expected_pieces():
-    def expected_pieces(width, R, b_std):  # each breakpoint is Cauchy with scale b_std / sqrt(2)
-        inside = scipy.stats.cauchy(scale=b_std / math.sqrt(2))
-        return 1 + width * (inside.cdf(R) - inside.cdf(-R))
+n_d, R_d, sb_d = sp.symbols("n R sigma_b", positive=True)
 
-    ch06.check_expected_pieces(expected_pieces)
-    rejects(ch06.check_expected_pieces, lambda n, R, b: 1 + n * 2 / np.pi * np.arctan(R / b), "Cauchy")
-    rejects(ch06.check_expected_pieces, lambda n, R, b: n * 2 / np.pi * np.arctan(np.sqrt(2) * R / b), "E\\[pieces\\]")
+
+def test_lines_in_disk(capsys):
+    # the line of neuron j is at distance sigma_b |b| / |w| from 0; |b| / (|w| / sqrt 2) is Student t_2,
+    # P(|t_2| < s) = s / sqrt(s^2 + 2) with s = sqrt(2) R / sigma_b: written in two equivalent forms
+    ch06.check_lines_in_disk(n_d * R_d / sp.sqrt(R_d**2 + sb_d**2), n_d, R_d, sb_d)
+    s = sp.sqrt(2) * R_d / sb_d
+    ch06.check_lines_in_disk(n_d * s / sp.sqrt(s**2 + 2), n_d, R_d, sb_d)
+    assert capsys.readouterr().out.count("Correct") == 2
+
+
+def test_lines_in_disk_explains_classic_mistakes():
+    one_d = n_d * 2 / sp.pi * sp.atan(sp.sqrt(2) * R_d / sb_d)
+    rejects(ch06.check_lines_in_disk, one_d, "one-dimensional answer", n_d, R_d, sb_d)
+    rejects(ch06.check_lines_in_disk, n_d * sp.erf(R_d / sb_d), "root-mean-square", n_d, R_d, sb_d)
+    rejects(ch06.check_lines_in_disk, R_d / sp.sqrt(R_d**2 + sb_d**2), "multiply by the number", n_d, R_d, sb_d)
+    rejects(ch06.check_lines_in_disk, n_d * R_d / sp.sqrt(R_d**2 + 2 * sb_d**2), "instead of 8.32", n_d, R_d, sb_d)
+
+
+def test_lines_in_disk_rejects_malformed_answers():
+    for answer in (None, 0.5, "n*R/sqrt(R**2 + sigma_b**2)", sp.Eq(n_d, R_d)):
+        rejects(ch06.check_lines_in_disk, answer, "expected a sympy expression", n_d, R_d, sb_d)
+    rejects(ch06.check_lines_in_disk, lambda n, R, s: n, "call it on the symbols", n_d, R_d, sb_d)
+    rejects(ch06.check_lines_in_disk, n_d * R_d, "R should be the sympy symbol", n_d, "R", sb_d)
+    r = sp.Symbol("r", positive=True)
+    rejects(ch06.check_lines_in_disk, n_d * r, r"symbols \['r'\]", n_d, R_d, sb_d)
+    R_free = sp.Symbol("R")  # same name, other assumptions
+    rejects(ch06.check_lines_in_disk, n_d * R_free, "other assumptions", n_d, R_d, sb_d)
+    rejects(ch06.check_lines_in_disk, sp.Integral(r * sp.exp(-r), (r, 0, R_d)), "unevaluated integral",
+            n_d, R_d, sb_d)
 
 
 # ======================================================================================
@@ -566,13 +589,13 @@ FUNCTION_CHECKS = {
     ch06.check_shallow_breakpoints: "shallow_breakpoints",
     ch06.check_region_recursion: "regions_count",
     ch06.check_zigzag_net: "zigzag_net",
-    ch06.check_expected_pieces: "expected_pieces",
     fast.check_ntk_diagonal: "ntk_diagonal",
     fast.check_lanczos_estimates: "lanczos_estimates",
 }
 VALUE_CHECKS = {ch01.check_relu_variance_recursion, ch01.check_erf_critical_point, ch03.check_chizat_bach_slope}
 
 VALUE_CHECKS |= {fast.check_power_error_constant}  # the appendix's derivation exercise
+VALUE_CHECKS |= {ch06.check_lines_in_disk}  # Chapter 6's derivation exercise
 
 
 def test_every_check_is_covered():

@@ -11,6 +11,7 @@ import math
 from typing import Callable
 
 import numpy as np
+import sympy as sp
 
 from .. import nets, regions
 from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
@@ -70,7 +71,8 @@ def check_region_recursion(regions_count: Callable) -> None:
         exact = regions.count_cells(rng.normal(size=(n, d)), rng.normal(size=n))
         if call(regions_count, n, d, what=f"regions_count({n}, {d})") != exact:
             raise ExerciseCheckError(f"{n} random hyperplanes in R^{d} have {exact} cells (exact count)")
-    return passed("the deletion-restriction recursion reproduces Zaslavsky's count and exact cell counts.")
+    return passed("the deletion-restriction recursion reproduces the general-position count "
+                  "sum_{i<=d} C(n, i) (Buck) and exact cell counts.")
 
 
 def _zigzag(x: np.ndarray) -> np.ndarray:
@@ -119,13 +121,82 @@ def check_zigzag_net(zigzag_net: Callable) -> None:
     return passed("g^L has exactly 3^L pieces on [0, 1] (counted from the weights) for L = 1..5.")
 
 
-def check_expected_pieces(expected_pieces: Callable) -> None:
-    """expected_pieces(width, R, b_std) -> E[#pieces on [-R, R]] of a 1-hidden-layer NTK ReLU net, n0 = 1."""
-    require_callable(expected_pieces, what="expected_pieces")
-    for width, radius, b_std in ((1, 1.0, 1.0), (10, 0.5, 1.0), (64, 2.0, 0.3), (7, 3.0, 5.0)):
-        want = 1 + width * (2 / math.pi) * math.atan(math.sqrt(2) * radius / b_std)
-        got = call_numeric(expected_pieces, width, radius, b_std, what=f"expected_pieces({width}, {radius}, {b_std})")
-        compare(got, want,
-                what=f"E[pieces] for width {width}, R = {radius}, b_std = {b_std}", rtol=1e-10,
-                hint="the breakpoint -b_std b / (sqrt(2) w) is Cauchy with scale b_std / sqrt(2)")
-    return passed("1 + n (2/pi) arctan(sqrt(2) R / b_std): each neuron's breakpoint is Cauchy distributed.")
+def _disk_reference(n: sp.Symbol, R: sp.Symbol, sigma_b: sp.Symbol) -> sp.Expr:
+    """E[#first-layer lines meeting the disk |x| < R], derived here by sympy (not typed in).
+
+    Neuron j switches on {x : w_j . x + sigma_b b_j = 0}, at distance sigma_b |b_j| / |w_j|
+    from the origin; given |w_j| = r, P(sigma_b |b_j| < R r) = erf(R r / (sqrt(2) sigma_b)),
+    and |w_j| has the Rayleigh density r exp(-r^2 / 2).
+    """
+    r = sp.Symbol("r_check", positive=True)
+    r_pos, s_pos = sp.Symbol("R_check", positive=True), sp.Symbol("s_check", positive=True)
+    p_meet = sp.integrate(sp.erf(r_pos * r / (sp.sqrt(2) * s_pos)) * r * sp.exp(-(r**2) / 2), (r, 0, sp.oo))
+    return n * p_meet.subs({r_pos: R, s_pos: sigma_b})
+
+
+# classic wrong answers, recognised by their value at one point, with what they forgot
+_DISK_MISTAKES = (
+    (lambda n, R, s: n * 2 / sp.pi * sp.atan(sp.sqrt(2) * R / s),
+     "this is the one-dimensional answer (a breakpoint in [-R, R]); in the plane the distance of "
+     "the line to the origin is sigma_b |b| / |w| with |w| the norm of a 2-D Gaussian vector"),
+    (lambda n, R, s: n * sp.erf(R / s),
+     "you replaced |w| by its root-mean-square sqrt(2); average P(sigma_b |b| < R |w|) over the "
+     "Rayleigh law of |w| instead"),
+    (lambda n, R, s: R / sp.sqrt(R**2 + s**2),
+     "this is the probability for one neuron; multiply by the number of neurons n"),
+)
+
+
+def check_lines_in_disk(expr: sp.Expr, n: sp.Symbol, R: sp.Symbol, sigma_b: sp.Symbol) -> None:
+    """``expr``: E[#neurons whose switching line meets the disk of radius R], as a sympy expression.
+
+    Setting: one hidden layer of n ReLU neurons on 2-D inputs in the NTK parameterization
+    (sigma_w = sqrt(2), fan-in 2, so z_j = w_j . x + sigma_b b_j with w_j ~ N(0, I_2) and
+    b_j ~ N(0, 1)). Compared symbolically (``sympy.simplify`` of the difference must be 0)
+    with the reference derived by sympy here, and numerically at a spot point, where a
+    wrong answer is evaluated to explain what it missed.
+    """
+    if not isinstance(expr, sp.Expr):
+        hint = (" (a function: call it on the symbols n, R, sigma_b to get the expression)"
+                if callable(expr) else "")
+        raise ExerciseCheckError(
+            f"expected a sympy expression in n, R, sigma_b, got {type(expr).__name__}{hint}")
+    for name, symbol in (("n", n), ("R", R), ("sigma_b", sigma_b)):
+        if not isinstance(symbol, sp.Symbol):
+            raise ExerciseCheckError(f"{name} should be the sympy symbol your expression uses, got "
+                                     f"{type(symbol).__name__}")
+    if expr.has(sp.Integral):
+        raise ExerciseCheckError(
+            "your expression still contains an unevaluated integral: sympy could not finish it. "
+            "Declare the symbols positive, e.g. sp.symbols('n R sigma_b', positive=True), and the "
+            "integration variable positive too.")
+    stray = sorted(map(str, expr.free_symbols - {n, R, sigma_b}))
+    if stray:
+        twins = set(stray) & {str(n), str(R), str(sigma_b)}
+        raise ExerciseCheckError(
+            f"your expression contains the symbols {stray}, which are not the n, R, sigma_b passed to "
+            "the check: integrate out every auxiliary variable and pass the symbols your expression "
+            "uses." + (f" ({sorted(twins)} also names a passed symbol created with other assumptions, "
+                       "e.g. positive=True in one place and not in the other.)" if twins else ""))
+    reference = _disk_reference(n, R, sigma_b)
+    point = {n: 10, R: sp.Rational(3, 4), sigma_b: sp.Rational(1, 2)}
+    where = "at n = 10, R = 3/4, sigma_b = 1/2"
+    try:
+        got = complex(sp.N(expr.subs(point)))
+    except (TypeError, ValueError):
+        raise ExerciseCheckError(f"your expression does not evaluate to a number {where}: {expr}") from None
+    want = float(sp.N(reference.subs(point)))
+    if sp.simplify(expr - reference) == 0:
+        if abs(got - want) > 1e-12 * abs(want):  # pragma: no cover - sympy would be inconsistent
+            raise ExerciseCheckError(f"sympy simplifies the difference to 0 but {where} it is {got - want}")
+        return passed("n R / sqrt(R^2 + sigma_b^2): the line of neuron j lies at distance "
+                      "sigma_b |b_j| / |w_j| from the origin, and |w_j| is Rayleigh distributed.")
+    for wrong, why in _DISK_MISTAKES:
+        value = float(sp.N(wrong(*point.values())))
+        if abs(got - value) <= 1e-9 * abs(value):
+            raise ExerciseCheckError(
+                f"{where} your expression gives {got.real:.6g}, the right one {want:.6g}: {why}.")
+    raise ExerciseCheckError(
+        f"your expression is not the expected number of lines meeting the disk: {where} it gives "
+        f"{got.real:.6g} instead of {want:.6g}. Hint: condition on |w_j| = r (Rayleigh density "
+        "r exp(-r^2/2)); then P(sigma_b |b_j| < R r) = erf(R r / (sqrt(2) sigma_b)).")
