@@ -269,3 +269,14 @@ def test_relu_output_mixture_moments():
         assert abs(got.mean() - want) < 5 * got.std() / np.sqrt(got.size), (got.mean(), want)
     with pytest.raises(ValueError, match="k1"):
         cr.relu_output_mixture(jax.random.key(0), 3, k1=0.0)
+
+
+def test_relu_output_mixture_has_the_law_of_the_network():
+    # the chi^2-with-binomial-dof shortcut against the general exact sampler, width 10, 3 layers
+    k_general = np.asarray(cr.sample_network_kernels(
+        jax.random.key(42), np.ones((1, 1)), 10, depth=3, count=20_000)[1])[:, -1].ravel()
+    k_short = cr.relu_output_mixture(jax.random.key(43), 10, depth=3, count=20_000, k1=2.0)[1]
+    for power in (1, 2):
+        a, b = k_general**power, k_short**power
+        se = np.sqrt(a.var() / a.size + b.var() / b.size)
+        assert abs(a.mean() - b.mean()) < 4 * se, (power, a.mean(), b.mean())

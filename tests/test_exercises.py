@@ -43,48 +43,96 @@ def rejects(check, answer, match, *args):
 K_s, Cw_s, Cb_s = sp.symbols("K C_w C_b", positive=True)
 
 
-def test_relu_variance_recursion_accepts_the_half_line_moment(capsys):
-    # E_K[relu(z)^2] = K/2 by symmetry; a float coefficient is as good as a rational one
-    ch01.check_relu_variance_recursion(Cb_s + Cw_s * K_s / 2, K_s, Cw_s, Cb_s)
-    ch01.check_relu_variance_recursion(Cb_s + 0.5 * Cw_s * K_s, K_s, Cw_s, Cb_s)
-    assert "Correct" in capsys.readouterr().out
+a_s = sp.Symbol("a", real=True)
+n_s, L_s = sp.symbols("n L", positive=True, integer=True)
 
 
-def test_relu_variance_recursion_rejects_wrong_expressions():
-    message = rejects(ch01.check_relu_variance_recursion, Cb_s + Cw_s * K_s, "differs", K_s, Cw_s, Cb_s)
-    assert "half of the" in message and "C_w*K/2" in message.replace(" ", ""), message  # says by how much
+def leaky_map_by_integration(K, C_w, C_b, a):
+    """C_b + C_w E_K[max(z, a z)^2], both half-lines integrated by sympy."""
     z = sp.Symbol("z", real=True)
-    rejects(ch01.check_relu_variance_recursion, Cb_s + Cw_s * z**2 / 2, r"symbols \['z'\]", K_s, Cw_s, Cb_s)
+    density = sp.exp(-(z**2) / (2 * K)) / sp.sqrt(2 * sp.pi * K)
+    return C_b + C_w * (sp.integrate(z**2 * density, (z, 0, sp.oo))
+                        + a**2 * sp.integrate(z**2 * density, (z, -sp.oo, 0)))
+
+
+def test_leaky_relu_variance_map_accepts_right_answers(capsys):
+    ch01.check_leaky_relu_variance_map(leaky_map_by_integration(K_s, Cw_s, Cb_s, a_s), K_s, Cw_s, Cb_s, a_s)
+    ch01.check_leaky_relu_variance_map(Cb_s + 0.5 * Cw_s * K_s * (1 + a_s**2), K_s, Cw_s, Cb_s, a_s)
+    assert "2 / (1 + a^2)" in capsys.readouterr().out
+
+
+def test_leaky_relu_variance_map_rejects_classic_mistakes():
+    check = ch01.check_leaky_relu_variance_map
+    message = rejects(check, Cb_s + Cw_s * K_s / 2, "this is the ReLU map", K_s, Cw_s, Cb_s, a_s)
+    assert "instead of" in message, message  # the values at a point where the two differ
+    rejects(check, Cb_s + Cw_s * (1 + a_s) * K_s / 2, "slope enters squared", K_s, Cw_s, Cb_s, a_s)
+    rejects(check, Cb_s + Cw_s * (1 + a_s**2) * K_s, "split the integral at 0", K_s, Cw_s, Cb_s, a_s)
+    z = sp.Symbol("z", real=True)
+    rejects(check, Cb_s + Cw_s * z**2 / 2, r"symbols \['z'\]", K_s, Cw_s, Cb_s, a_s)
     K_free = sp.Symbol("K")  # no positivity: sympy leaves a Piecewise / an unevaluated integral
-    unfinished = Cb_s + Cw_s * sp.integrate(z**2 * sp.exp(-(z**2) / (2 * K_free)) / sp.sqrt(2 * sp.pi * K_free),
-                                            (z, 0, sp.oo))
-    rejects(ch01.check_relu_variance_recursion, unfinished, "positive", K_free, Cw_s, Cb_s)
-    rejects(ch01.check_relu_variance_recursion, Cb_s + Cw_s * K_free / 2, "other assumptions", K_s, Cw_s, Cb_s)
+    rejects(check, leaky_map_by_integration(K_free, Cw_s, Cb_s, a_s), "positive", K_free, Cw_s, Cb_s, a_s)
+    rejects(check, Cb_s + Cw_s * K_free / 2, "other assumptions", K_s, Cw_s, Cb_s, a_s)
 
 
 @pytest.mark.parametrize("answer", [None, 0.5, NotImplemented, "C_b + C_w*K/2"])
-def test_relu_variance_recursion_rejects_non_expressions(answer):
-    rejects(ch01.check_relu_variance_recursion, answer, "expected a sympy expression", K_s, Cw_s, Cb_s)
+def test_symbolic_checks_reject_non_expressions(answer):
+    rejects(ch01.check_leaky_relu_variance_map, answer, "expected a sympy expression", K_s, Cw_s, Cb_s, a_s)
+    rejects(ch01.check_linear_kurtosis, answer, "expected a sympy expression", n_s, L_s)
 
 
-def test_relu_variance_recursion_rejects_non_symbols():
-    rejects(ch01.check_relu_variance_recursion, Cb_s + Cw_s * K_s / 2, "K should be the sympy symbol", "K", Cw_s, Cb_s)
+def test_symbolic_checks_reject_non_symbols():
+    rejects(ch01.check_leaky_relu_variance_map, Cb_s + Cw_s * K_s / 2, "K should be the sympy symbol",
+            "K", Cw_s, Cb_s, a_s)
+    rejects(ch01.check_linear_kurtosis, 6 * L_s / n_s, "n should be the sympy symbol", 3, L_s)
 
 
-def erf_dual_by_price(k11, k12, k22):
-    """Price's theorem: integrate d/dk12 E[erf u erf v] = (4/pi) ((1+2k11)(1+2k22) - 4 k12^2)^(-1/2)."""
-    ab = (1 + 2 * k11) * (1 + 2 * k22)
-    value, _ = scipy.integrate.quad(lambda s: 4 / np.pi / np.sqrt(ab - 4 * s * s), 0.0, k12,
-                                    epsabs=1e-14, epsrel=1e-13)
-    return value
+def test_linear_kurtosis(capsys):
+    # by the moments of chi^2_n / n: E[X^2] = (n^2 + 2n) / n^2, one independent factor per hidden layer
+    second = sp.simplify((n_s**2 + 2 * n_s) / n_s**2)
+    ch01.check_linear_kurtosis(3 * (second**L_s - 1), n_s, L_s)
+    ch01.check_linear_kurtosis(3 * ((n_s + 2) / n_s) ** L_s - 3, n_s, L_s)
+    assert "Correct" in capsys.readouterr().out
+    check = ch01.check_linear_kurtosis
+    for wrong, match in [(6 * L_s / n_s, "first order"), (3 * (1 + 2 / n_s) ** L_s, "subtracts"),
+                         ((1 + 2 / n_s) ** L_s - 1, "factor 3"), (3 * ((1 + 5 / n_s) ** L_s - 1), "ReLU"),
+                         (3 * ((1 + 2 / n_s) ** (L_s + 1) - 1), "deterministic"),
+                         (3 * ((1 + 1 / n_s) ** L_s - 1), "chi\\^2_n")]:
+        message = rejects(check, wrong, match, n_s, L_s)
+        assert "at n = 4, L = 3" in message, message
 
 
-def test_erf_dual():
-    ch01.check_erf_dual(erf_dual_by_price)
-    # the formula for erf(x / sqrt(2)) (variances without the factor 2)
-    rejects(ch01.check_erf_dual, lambda a, c, b: 2 / np.pi * np.arcsin(c / np.sqrt((1 + a) * (1 + b))),
-            "closed form.*Price")
-    rejects(ch01.check_erf_dual, lambda a, c, b: np.array([1.0, 2.0]), r"erf_dual\(.*expected a single number")
+def sign_dual_by_step(k11, k12, k22):
+    """sign = 2 step - 1 and the arc-cosine kernel of degree 0: E[sign u sign v] = 1 - 2 theta / pi."""
+    return 1 - 2 * np.arccos(k12 / np.sqrt(k11 * k22)) / np.pi
+
+
+def test_sign_dual():
+    ch01.check_sign_dual(sign_dual_by_step)
+    rejects(ch01.check_sign_dual, lambda a, c, b: 2 / np.pi * np.arcsin(np.clip(c, -1, 1)), "correlation rho")
+    rejects(ch01.check_sign_dual, lambda a, c, b: (np.pi - np.arccos(c / np.sqrt(a * b))) / (2 * np.pi),
+            "dual of the step")
+    rejects(ch01.check_sign_dual, lambda a, c, b: np.array([1.0, 2.0]), r"sign_dual\(.*expected a single number")
+
+
+def depth_scale_by_slope(c_w, c_b):
+    """xi = -1/ln c'(rho_inf): the correlation map iterated to its stable fixed point, then its slope there."""
+    k_star = float(criticality.fixed_point("tanh", c_w=c_w, c_b=c_b, iterations=3000))
+    rho = 0.5
+    for _ in range(3000):
+        rho = float(criticality.correlation_map(rho, k_star, "tanh", c_w=c_w, c_b=c_b))
+    return -1 / np.log(float(criticality.correlation_slope(rho, k_star, "tanh", c_w=c_w, c_b=c_b)))
+
+
+def test_depth_scale():
+    ch01.check_depth_scale(depth_scale_by_slope)
+
+    def chi_perp_everywhere(c_w, c_b):  # the ordered-phase formula used on both sides
+        k_star = criticality.fixed_point("tanh", c_w=c_w, c_b=c_b, iterations=3000)
+        return -1 / np.log(float(criticality.chi_perp(k_star, "tanh", c_w=c_w)))
+
+    rejects(ch01.check_depth_scale, chi_perp_everywhere, "chaotic phase chi_perp > 1")
+    rejects(ch01.check_depth_scale, lambda c_w, c_b: 2 * depth_scale_by_slope(c_w, c_b), "got .* where")
+    rejects(ch01.check_depth_scale, lambda c_w, c_b: [1.0, 2.0], "expected a single number")
 
 
 @functools.lru_cache(maxsize=None)
@@ -569,8 +617,9 @@ def test_power_error_constant_rejects_malformed_answers():
 
 
 FUNCTION_CHECKS = {
-    ch01.check_erf_dual: "erf_dual",
+    ch01.check_sign_dual: "sign_dual",
     ch01.check_tanh_variances: "tanh_variances",
+    ch01.check_depth_scale: "depth_scale",
     ch02.check_sine_ntk: "sine_ntk",
     ch02.check_gradient_flow: "flow_predictor",
     ch02.check_width_requirement: "width_needed",
@@ -592,8 +641,9 @@ FUNCTION_CHECKS = {
     fast.check_ntk_diagonal: "ntk_diagonal",
     fast.check_lanczos_estimates: "lanczos_estimates",
 }
-VALUE_CHECKS = {ch01.check_relu_variance_recursion, ch01.check_erf_critical_point, ch03.check_chizat_bach_slope}
+VALUE_CHECKS = {ch01.check_erf_critical_point, ch03.check_chizat_bach_slope}
 
+VALUE_CHECKS |= {ch01.check_leaky_relu_variance_map, ch01.check_linear_kurtosis}  # Chapter 1's derivations
 VALUE_CHECKS |= {fast.check_power_error_constant}  # the appendix's derivation exercise
 VALUE_CHECKS |= {ch06.check_lines_in_disk}  # Chapter 6's derivation exercise
 
@@ -602,7 +652,7 @@ def test_every_check_is_covered():
     modules = (ch01, ch02, ch03, ch04, ch05, ch06, fast)
     checks = {getattr(m, name) for m in modules for name in dir(m) if name.startswith("check_")}
     covered = set(FUNCTION_CHECKS) | VALUE_CHECKS
-    assert len(checks) == 27 and checks == covered, checks ^ covered
+    assert len(checks) == 29 and checks == covered, checks ^ covered
 
 
 def stub(*args):

@@ -13,89 +13,157 @@ from typing import Callable
 import jax
 import numpy as np
 import scipy.optimize
-import scipy.special
 import sympy as sp
 
+from .. import criticality
 from . import ExerciseCheckError, as_scalar, call, call_numeric, compare, passed, require_callable
 
 
 # --------------------------------------------------------------------------------------
-# Exercise: the ReLU variance recursion (derivation, sympy)
+# Symbolic answers
 
 
-def check_relu_variance_recursion(expr: sp.Expr, K: sp.Symbol, C_w: sp.Symbol, C_b: sp.Symbol) -> None:
-    """``expr`` must equal C_b + C_w E_K[max(z, 0)^2], z ~ N(0, K), as a sympy expression.
-
-    The reference is the integral computed here by sympy; the comparison is symbolic.
-    """
+def _symbolic_answer(expr, symbols: dict[str, sp.Symbol], what: str) -> None:
+    """Reject an answer that is not a finished sympy expression in exactly the given symbols."""
     if not isinstance(expr, sp.Basic):
-        raise ExerciseCheckError(f"expected a sympy expression in K, C_w, C_b, got {type(expr).__name__}")
-    for name, symbol in (("K", K), ("C_w", C_w), ("C_b", C_b)):
+        names = ", ".join(symbols)
+        raise ExerciseCheckError(f"expected a sympy expression in {names} ({what}), got {type(expr).__name__}")
+    for name, symbol in symbols.items():
         if not isinstance(symbol, sp.Symbol):
             raise ExerciseCheckError(f"{name} should be the sympy symbol your expression uses, got "
                                      f"{type(symbol).__name__}")
     if expr.has(sp.Integral, sp.Piecewise):
         raise ExerciseCheckError(
             "your expression still contains an unevaluated integral or a Piecewise: sympy could not "
-            "finish the integral. Declare K positive, e.g. sp.symbols('K', positive=True), and the "
-            "integration variable real."
+            "finish the integral. Declare variances positive, e.g. sp.symbols('K', positive=True), "
+            "and the integration variable real."
         )
-    stray = sorted(map(str, expr.free_symbols - {K, C_w, C_b}))
+    given = set(symbols.values())
+    stray = sorted(map(str, expr.free_symbols - given))
     if stray:
-        twins = set(stray) & {str(K), str(C_w), str(C_b)}
+        twins = set(stray) & {str(s) for s in given}
         raise ExerciseCheckError(
-            f"your expression contains the symbols {stray}, which are not the K, C_w, C_b passed to the "
-            "check: pass the symbols your expression uses, and integrate out z."
+            f"your expression contains the symbols {stray}, which are not among those passed to the "
+            f"check ({', '.join(map(str, symbols.values()))}): pass the symbols your expression uses, "
+            "and integrate out the Gaussian variable."
             + (f" ({sorted(twins)} also names a passed symbol created with other assumptions, e.g. "
                "positive=True in one place and not in the other.)" if twins else "")
         )
-    z = sp.Symbol("z_check", real=True)
-    k = sp.Symbol("K_check", positive=True)
-    density = sp.exp(-(z**2) / (2 * k)) / sp.sqrt(2 * sp.pi * k)
-    reference = C_b + C_w * sp.integrate(z**2 * density, (z, 0, sp.oo)).subs(k, K)
-    residue = sp.simplify(expr - reference)
-    if residue != 0:
-        raise ExerciseCheckError(
-            f"your recursion differs from C_b + C_w E_K[relu(z)^2] by {residue}. Hint: only half of the "
-            "Gaussian mass is on z > 0, and E[z^2] = K there is split evenly by symmetry."
-        )
-    return passed("K^(l+1) = C_b + C_w K^(l) / 2; C_w = 2, C_b = 0 keeps every K fixed (He initialization).")
+
+
+def _explain_difference(expr, truth, point: dict, what: str, hint: str) -> None:
+    """Raise an ExerciseCheckError that shows ``expr`` and ``truth`` at a point where they differ."""
+    got, want = (float(sp.N(e.subs(point))) for e in (expr, truth))
+    at = ", ".join(f"{k} = {v}" for k, v in point.items())
+    raise ExerciseCheckError(
+        f"{what}: your expression differs from the right one; at {at} it gives {got:.6g} instead "
+        f"of {want:.6g}. Hint: {hint}"
+    )
 
 
 # --------------------------------------------------------------------------------------
-# Exercise: the erf dual activation
+# Exercise: the variance map of leaky ReLU (derivation, sympy)
 
 
-def _erf_dual_reference(k11, k12, k22):
-    return (2 / np.pi) * np.arcsin(2 * k12 / np.sqrt((1 + 2 * k11) * (1 + 2 * k22)))
+def check_leaky_relu_variance_map(expr: sp.Expr, K: sp.Symbol, C_w: sp.Symbol, C_b: sp.Symbol,
+                                  a: sp.Symbol) -> None:
+    """``expr`` must equal V(K) = C_b + C_w E_K[phi(z)^2] for phi(z) = max(z, a z), z ~ N(0, K).
 
-
-def check_erf_dual(erf_dual: Callable, *, seed: int = 0, samples: int = 400_000) -> None:
-    """``erf_dual(k11, k12, k22)`` must return E[erf(u) erf(v)] for (u, v) ~ N(0, [[k11, k12], [k12, k22]]).
-
-    Compared with the closed form (2/pi) arcsin(2 k12 / sqrt((1 + 2 k11)(1 + 2 k22))) to 1e-8 and
-    with a Monte Carlo estimate (``samples`` Gaussian pairs) to 5 standard errors.
+    The reference is the integral computed here by sympy (both half-lines); the comparison is
+    symbolic, sympy.simplify(expr - reference) == 0, after a numeric spot check that explains
+    a wrong answer at a point where the two differ.
     """
-    require_callable(erf_dual, what="erf_dual")
+    _symbolic_answer(expr, {"K": K, "C_w": C_w, "C_b": C_b, "a": a}, "the variance map")
+    z = sp.Symbol("z_check", real=True)
+    k = sp.Symbol("K_check", positive=True)
+    density = sp.exp(-(z**2) / (2 * k)) / sp.sqrt(2 * sp.pi * k)
+    half = sp.integrate(z**2 * density, (z, 0, sp.oo)).subs(k, K)  # = K / 2 on each half-line
+    truth = C_b + C_w * (half + a**2 * half)
+    point = {K: sp.Rational(3, 2), C_w: 2, C_b: sp.Rational(1, 10), a: sp.Rational(1, 3)}
+    hint = ("split the integral at 0: phi(z)^2 = z^2 for z > 0 and a^2 z^2 for z < 0, and each "
+            "half-line carries half of E_K[z^2] = K.")
+    if sp.simplify(expr - (C_b + C_w * K / 2)) == 0:
+        hint = "this is the ReLU map (a = 0): the negative half-line contributes a^2 z^2, not 0."
+    elif sp.simplify(expr - (C_b + C_w * (1 + a) * K / 2)) == 0:
+        hint = "on z < 0, phi(z)^2 = (a z)^2 = a^2 z^2: the slope enters squared."
+    if float(sp.N((expr - truth).subs(point))) != 0.0 or sp.simplify(expr - truth) != 0:
+        _explain_difference(expr, truth, point, "V(K) for leaky ReLU", hint)
+    return passed("V(K) = C_b + C_w (1 + a^2) K / 2; it fixes every K iff C_b = 0 and "
+                  "C_w = 2 / (1 + a^2) (He initialization for leaky ReLU).")
+
+
+# --------------------------------------------------------------------------------------
+# Exercise: the excess kurtosis of a deep linear network at finite width (derivation, sympy)
+
+
+def check_linear_kurtosis(expr: sp.Expr, n: sp.Symbol, L: sp.Symbol) -> None:
+    """``expr`` must be the excess kurtosis of the output of a deep linear network at one input.
+
+    L hidden layers of width n, identity activation, C_b = 0, Gaussian weights: given the hidden
+    layers the output is N(0, K_hat^(L+1)) with K_hat^(L+1) = K^(1) prod_l C_w chi^2_n / n, so the
+    excess kurtosis is 3 (E[(chi^2_n / n)^2]^L - 1) = 3 ((1 + 2/n)^L - 1). Compared symbolically
+    after a numeric spot check that explains a wrong answer.
+    """
+    _symbolic_answer(expr, {"n": n, "L": L}, "the excess kurtosis")
+    truth = 3 * ((1 + 2 / n) ** L - 1)
+    classic = [
+        (6 * L / n, "6L/n is only the first order in 1/n; the layers multiply, so keep (1 + 2/n)^L."),
+        (3 * (1 + 2 / n) ** L, "that is E[f^4] / E[f^2]^2, the kurtosis; the *excess* kurtosis subtracts "
+                               "the Gaussian value 3."),
+        ((1 + 2 / n) ** L - 1, "for a Gaussian scale mixture E[f^4] = 3 E[K_hat^2]: the factor 3 is missing."),
+        (3 * ((1 + 5 / n) ** L - 1), "1 + 5/n is the ReLU layer factor; a linear layer multiplies "
+                                     "K_hat by chi^2_n / n, whose second moment is 1 + 2/n."),
+        (3 * ((1 + 2 / n) ** (L + 1) - 1), "K_hat^(1) is deterministic (the input is fixed): only the L "
+                                           "hidden layers contribute a random factor."),
+    ]
+    hint = ("given the previous layer, (1/n)||z||^2 = K_hat chi^2_n / n; E[(chi^2_n)^2] = n^2 + 2n; "
+            "then use E[f^4] = 3 E[K_hat^2] and E[f^2] = E[K_hat].")
+    for wrong, why in classic:
+        if sp.simplify(expr - wrong) == 0:
+            hint = why
+    point = {n: 4, L: 3}
+    if abs(float(sp.N((expr - truth).subs(point)))) > 1e-12 or sp.simplify(expr - truth) != 0:
+        _explain_difference(expr, truth, point, "the excess kurtosis", hint)
+    return passed("excess kurtosis 3((1 + 2/n)^L - 1) ~ 6L/n: the output is Gaussian only when L/n -> 0.")
+
+
+# --------------------------------------------------------------------------------------
+# Exercise: the dual of the sign function
+
+
+def _sign_dual_reference(k11, k12, k22):
+    return (2 / np.pi) * np.arcsin(k12 / np.sqrt(k11 * k22))
+
+
+def check_sign_dual(sign_dual: Callable, *, seed: int = 0, samples: int = 400_000) -> None:
+    """``sign_dual(k11, k12, k22)`` must return E[sign(u) sign(v)] for (u, v) ~ N(0, [[k11, k12], [k12, k22]]).
+
+    Compared with the closed form (2/pi) arcsin(k12 / sqrt(k11 k22)) to 1e-8 and with a Monte Carlo
+    estimate (``samples`` Gaussian pairs) to 5 standard errors.
+    """
+    require_callable(sign_dual, what="sign_dual")
     cases = np.array([[1.0, 0.5, 1.0], [0.3, -0.2, 2.0], [2.0, 1.9, 2.5], [0.5, 0.0, 0.7]])
-    names = [f"erf_dual({', '.join(f'{k:g}' for k in case)})" for case in cases]
-    got = np.array([as_scalar(call(erf_dual, *case, what=name), what=name) for case, name in zip(cases, names)])
-    compare(got, [_erf_dual_reference(*c) for c in cases], what="erf_dual against the closed form",
-            rtol=1e-8, atol=1e-10,
-            hint="apply Price's theorem: d/dk12 E[erf(u)erf(v)] = (4/pi) E[exp(-u^2 - v^2)].")
+    names = [f"sign_dual({', '.join(f'{k:g}' for k in case)})" for case in cases]
+    got = np.array([as_scalar(call(sign_dual, *case, what=name), what=name) for case, name in zip(cases, names)])
+    want = np.array([_sign_dual_reference(*c) for c in cases])
+    hint = "sign = 2 * step - 1, and E[step(u) step(v)] = (pi - theta) / (2 pi) with cos theta = rho."
+    rho = cases[:, 1] / np.sqrt(cases[:, 0] * cases[:, 2])
+    if np.allclose(got, (2 / np.pi) * np.arcsin(np.clip(cases[:, 1], -1, 1)), rtol=1e-8):
+        hint = "the dual depends on the correlation rho = k12 / sqrt(k11 k22), not on k12 itself."
+    elif np.allclose(got, (np.pi - np.arccos(rho)) / (2 * np.pi), rtol=1e-8):
+        hint = "that is the dual of the step 1{z > 0}; sign(z) = 2 * 1{z > 0} - 1."
+    compare(got, want, what="sign_dual against the closed form", rtol=1e-8, atol=1e-10, hint=hint)
     key = jax.random.key(seed)
     g = np.asarray(jax.random.normal(key, (2 * samples,))).reshape(samples, 2)  # a flat draw compiles faster
     for case, value, name in zip(cases, got, names):
         k11, k12, k22 = case
         chol = np.linalg.cholesky(np.array([[k11, k12], [k12, k22]]))
         u, v = (g @ chol.T).T
-        prod = scipy.special.erf(u) * scipy.special.erf(v)
+        prod = np.sign(u) * np.sign(v)
         mean, se = prod.mean(), prod.std(ddof=1) / np.sqrt(samples)
         if abs(value - mean) > 5 * se:
-            raise ExerciseCheckError(
-                f"{name} = {value:.5f} but Monte Carlo gives {mean:.5f} +- {se:.1e}"
-            )
-    return passed("erf_dual agrees with the closed form and with Monte Carlo (within 5 standard errors).")
+            raise ExerciseCheckError(f"{name} = {value:.5f} but Monte Carlo gives {mean:.5f} +- {se:.1e}")
+    return passed("sign_dual agrees with the closed form and with Monte Carlo (within 5 standard errors).")
 
 
 # --------------------------------------------------------------------------------------
@@ -160,3 +228,46 @@ def check_erf_critical_point(sigma_w2: float, *, c_b: float = 0.05) -> None:
         hint = f"pi/4 is the answer at sigma_b^2 = 0; with sigma_b^2 = {c_b} the fixed point K* is positive."
     compare(value, want, what=f"critical sigma_w^2 of erf at sigma_b^2 = {c_b}", rtol=1e-4, hint=hint)
     return passed(f"sigma_w^2 = {value:.6f} puts erf on the edge of chaos at sigma_b^2 = {c_b}.")
+
+
+# --------------------------------------------------------------------------------------
+# Exercise: the correlation depth scale in both phases
+
+
+def _measured_depth_scale(c_w: float, c_b: float) -> float:
+    """-1/ln r with r the measured per-layer contraction of the correlation towards its limit.
+
+    An independent route: the two-input recursion (lecturekit.criticality.kernel_trajectory) from
+    rho_0 = 0.2, run to its limit rho_inf (1 in the ordered phase, rho* < 1 in the chaotic one);
+    r = |rho_{l+1} - rho_inf| / |rho_l - rho_inf| at the first layer where the gap is < 1e-6.
+    """
+    # the iteration counts of Chapter 1's own calls, so that their compiled code is reused
+    k_star = float(criticality.fixed_point("tanh", c_w=c_w, c_b=c_b, iterations=4000))
+    k11, k12, _ = criticality.kernel_trajectory(k_star, 0.2 * k_star, k_star, 3000, "tanh", c_w=c_w, c_b=c_b)
+    rho = np.asarray(k12) / np.asarray(k11)
+    gap = np.abs(rho - (1.0 if abs(1.0 - rho[-1]) < 1e-12 else rho[-1]))
+    layer = int(np.argmax(gap < 1e-6))
+    return float(-1.0 / np.log(gap[layer + 1] / gap[layer]))
+
+
+def check_depth_scale(depth_scale: Callable, *, c_b: float = 0.05) -> None:
+    """``depth_scale(c_w, c_b)`` must return the correlation depth scale xi of a tanh network.
+
+    xi = -1 / ln c'(rho_inf), c the correlation map at the fixed variance K*, rho_inf its stable
+    fixed point (1 in the ordered phase, rho* < 1 in the chaotic one). Checked at C_b = ``c_b``
+    on both sides of the critical line against the measured contraction rate (rtol 1e-3).
+    """
+    require_callable(depth_scale, what="depth_scale")
+    points = (1.0, 1.4, 2.5, 3.0)  # ordered, ordered, chaotic, chaotic (critical C_w ~ 1.761 at 0.05)
+    names = [f"depth_scale({c_w}, {c_b})" for c_w in points]
+    got = np.array([as_scalar(call(depth_scale, c_w, c_b, what=name), what=name) for c_w, name in zip(points, names)])
+    want = np.array([_measured_depth_scale(c_w, c_b) for c_w in points])
+    hint = ("find the stable fixed point rho_inf of the correlation map at K*, then "
+            "xi = -1 / ln c'(rho_inf) (criticality.correlation_slope gives c').")
+    if np.all(got[2:] < 0):
+        hint = ("in the chaotic phase chi_perp > 1, so -1/ln chi_perp is negative: rho = 1 is unstable there. "
+                "The correlations converge to rho* < 1, and the rate is the slope c'(rho*) of the map there.")
+    compare(got, want, what="the depth scale of tanh networks at C_w = 1, 1.4 (ordered), 2.5, 3 (chaotic)",
+            rtol=1e-3, hint=hint)
+    return passed(f"depth scales {np.round(got, 3).tolist()} at C_w = {list(points)}: finite on both "
+                  "sides, diverging at the critical line.")
