@@ -1,5 +1,5 @@
 # Wide Neural Networks: An Executable Course -- build, test and run the book.
-# Every target bootstraps .venv (python3 -m venv + pip install -e ".[test,book,lab]") when
+# Every target bootstraps .venv (python3 -m venv + pip install -e ".[test,book,lab,course]") when
 # it is missing or pyproject.toml changed. No activation needed: tools run from .venv/bin.
 
 SHELL := /bin/bash
@@ -49,9 +49,19 @@ LAB_ARGS ?=
 BOOK_REPOSITORY_URL ?=
 BOOK_REPOSITORY_BRANCH ?= main
 LAUNCH_CONFIG := _build/launch/_config.yml
+# Editions: make book SOLUTIONS=0 (and make pdf SOLUTIONS=0) leave the solutions out
+# (scripts/edition_config.py, scripts/nosolutions_ext.py); same execution cache, own output.
+SOLUTIONS ?= 1
+BASE_CONFIG := $(if $(BOOK_REPOSITORY_URL),$(LAUNCH_CONFIG),_config.yml)
+NOSOLUTIONS := _build/nosolutions
+NOSOLUTIONS_CONFIG := $(NOSOLUTIONS)/_config.yml
+BOOK_HTML := $(if $(filter 0,$(SOLUTIONS)),_build/html-nosolutions,_build/html)
+BOOK_PDF := $(if $(filter 0,$(SOLUTIONS)),_build/pdf/book-nosolutions.pdf,_build/pdf/book.pdf)
+# nbgrader course directory written by make assignments (source/ and nbgrader_config.py)
+COURSE ?= course
 
 .PHONY: help venv mathjax browser-deps notebooks book test test-unit test-notebooks \
-        test-determinism check-determinism test-book lab student bench clean
+        test-determinism check-determinism test-book lab student bench clean pdf assignments
 
 help:  ## list the targets
 	@echo "Targets (each creates .venv first if needed):"
@@ -61,7 +71,7 @@ help:  ## list the targets
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "Installing lecturekit and the book's tools into $(VENV) (a few minutes the first time)"
-	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[test,book,lab]"
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[test,book,lab,course]"
 	@touch $@
 
 venv: $(STAMP)  ## create or update .venv from pyproject.toml
@@ -103,14 +113,20 @@ chapters/%.ipynb: chapters/%.md $(STAMP)
 
 notebooks: $(STAMP) $(NOTEBOOKS)  ## generate chapters/*.ipynb from the MyST sources
 
-book: $(STAMP) $(MATHJAX) notebooks  ## build the HTML book into _build/html (BOOK_REPOSITORY_URL=...: with Binder buttons)
+book: $(STAMP) $(MATHJAX) notebooks  ## build the HTML book into _build/html (BOOK_REPOSITORY_URL=...: with Binder buttons; SOLUTIONS=0: without solutions)
 ifdef BOOK_REPOSITORY_URL
 	$(BIN)/python scripts/launch_config.py --url "$(BOOK_REPOSITORY_URL)" --branch "$(BOOK_REPOSITORY_BRANCH)" --out $(LAUNCH_CONFIG)
+endif
+ifeq ($(SOLUTIONS),0)
+	$(BIN)/python scripts/edition_config.py --config $(BASE_CONFIG) --out $(NOSOLUTIONS_CONFIG)
+	$(HEADLESS) $(BIN)/jupyter-book build -W -n --keep-going --path-output $(NOSOLUTIONS) --config $(NOSOLUTIONS_CONFIG) .
+	ln -sfn nosolutions/_build/html _build/html-nosolutions
+else ifdef BOOK_REPOSITORY_URL
 	$(HEADLESS) $(BIN)/jupyter-book build -W -n --keep-going --config $(LAUNCH_CONFIG) .
 else
 	$(HEADLESS) $(BIN)/jupyter-book build -W -n --keep-going .
 endif
-	@echo "Open $(CURDIR)/_build/html/index.html"
+	@echo "Open $(CURDIR)/$(BOOK_HTML)/index.html"
 
 test: $(STAMP) $(MATHJAX) notebooks  ## chapters under nbval; then unit tests beside a second run of the chapters (determinism); the book
 	@t0=$$(date +%s); status=0; \
@@ -144,6 +160,17 @@ lab: $(STAMP) notebooks  ## JupyterLab on chapters/, .md files open as notebooks
 student: $(STAMP)  ## write student/ notebooks with exercise solutions removed
 	$(BIN)/python scripts/make_student.py
 
+# Chromium prints the HTML that `make book` built (nothing is executed again): one PDF with
+# bookmarks, a table of contents and page numbers (scripts/make_pdf.py).
+pdf: book browser-deps  ## one PDF of the whole book: _build/pdf/book.pdf (SOLUTIONS=0: book-nosolutions.pdf)
+	$(BIN)/python scripts/make_pdf.py --html $(BOOK_HTML) --out $(BOOK_PDF) --config $(BASE_CONFIG) \
+	  $(if $(filter 0,$(SOLUTIONS)),--edition "Edition without solutions")
+
+# nbgrader runs alembic from PATH: the venv's bin first.
+assignments: $(STAMP)  ## nbgrader course directory course/: one graded assignment per chapter in source/
+	$(BIN)/python scripts/make_assignments.py --course $(COURSE)
+	@echo "Then: cd $(COURSE) && PATH=$(CURDIR)/$(BIN):\$$PATH nbgrader generate_assignment ch01_initialization"
+
 # Each script prints its table and goals and writes benchmarks/results/NAME.json; report.py
 # then rewrites benchmarks/RESULTS.md. A script whose goal is not met exits with status 1.
 BENCHMARKS := ntk hessian kernels chapters
@@ -154,6 +181,6 @@ bench: $(STAMP) notebooks  ## benchmarks (under 10 min): NTK methods, Hessian no
 	$(BIN)/python benchmarks/report.py; \
 	echo "make bench: $$(( $$(date +%s) - t0 )) s in total"; exit $$status
 
-clean:  ## remove _build, student/ and the generated chapters/*.ipynb (keeps .venv)
-	rm -rf _build student
+clean:  ## remove _build, student/, course/source and the generated chapters/*.ipynb (keeps .venv and a course's gradebook)
+	rm -rf _build student $(COURSE)/source
 	rm -f chapters/*.ipynb

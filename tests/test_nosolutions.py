@@ -1,0 +1,143 @@
+"""The edition without solutions (`make book SOLUTIONS=0`, `make pdf SOLUTIONS=0`).
+
+Built after the `book` fixture (tests/conftest.py) from the same execution cache, with the
+configuration scripts/edition_config.py derives: warnings are errors, and no chapter may be
+executed again. Its pages must hold no solution, in text or code (every solution cell of the
+sources is searched for, tests/solution_snippets.py), and keep every exercise, hint and
+check cell of the full edition; so must its PDF.
+"""
+
+from __future__ import annotations
+
+import re
+import resource
+import subprocess
+import sys
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from solution_snippets import chapters_with_exercises, found, snippets, squeeze
+from test_pdf import Printed, print_book
+
+pytestmark = pytest.mark.book
+
+ROOT = Path(__file__).resolve().parent.parent
+OUTPUT = ROOT / "_build" / "nosolutions"
+CONFIG = OUTPUT / "_config.yml"
+PDF = ROOT / "_build" / "pdf" / "book-nosolutions.pdf"
+CHAPTERS = chapters_with_exercises()
+
+
+class _Text(HTMLParser):
+    """The text of a page (no scripts or styles); `prose` also leaves out the cells' outputs,
+    which may quote an exercise's check ("Correct: ...") in words of its solution."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.all: list[str] = []
+        self.prose: list[str] = []
+        self._skip = 0
+        self._stack: list[bool] = []  # per open div: is it a cell's output?
+        self._outputs = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "style"):
+            self._skip += 1
+        if tag == "div":
+            is_output = "cell_output" in (dict(attrs).get("class") or "").split()
+            self._stack.append(is_output)
+            self._outputs += is_output
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style"):
+            self._skip -= 1
+        if tag == "div" and self._stack:
+            self._outputs -= self._stack.pop()
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.all.append(data)
+            if not self._outputs:
+                self.prose.append(data)
+
+
+def page_text(path: Path) -> tuple[str, str]:
+    """(all text, text outside the cells' outputs) of an HTML page."""
+    parser = _Text()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return "".join(parser.all), "".join(parser.prose)
+
+
+@pytest.fixture(scope="module")
+def nosolutions(book, book_timings) -> Path:
+    """Build the edition without solutions as `make book SOLUTIONS=0` does; its HTML folder."""
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "edition_config.py"), "--out", str(CONFIG)],
+                   cwd=ROOT, check=True, capture_output=True)
+    jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    start, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = subprocess.run(
+        [str(jupyter_book), "build", "-W", "-n", "--keep-going", "--path-output", str(OUTPUT),
+         "--config", str(CONFIG), str(ROOT)],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = used.ru_utime + used.ru_stime - children.ru_utime - children.ru_stime
+    book_timings.append(f"jupyter-book build SOLUTIONS=0: {time.perf_counter() - start:.1f} s wall, {cpu:.1f} s CPU")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"the build without solutions failed:\n{output[-8000:]}"
+    warnings = [line for line in output.splitlines() if re.search(r"(^|: )(WARNING|ERROR|CRITICAL): ", line)]
+    assert not warnings, "\n".join(warnings)
+    executed = [line for line in output.splitlines() if "Executing notebook" in line]
+    assert not executed, "the edition without solutions executed chapters again:\n" + "\n".join(executed)
+    return OUTPUT / "_build" / "html"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_no_solution_in_the_pages(nosolutions, book, chapter):
+    code, prose = snippets(chapter)
+    assert code and prose, f"{chapter.name}: no solution found in the sources"
+    # the search finds every snippet in the full edition ...
+    full_all, full_prose = page_text(book / "chapters" / f"{chapter.stem}.html")
+    assert found(code, full_all) == list(code), "solution code missing from the full edition"
+    assert found(prose, full_prose) == list(prose), "solution prose missing from the full edition"
+    # ... and none in any page of the edition without solutions
+    for page in sorted(nosolutions.rglob("*.html")):
+        text, prose_text = page_text(page)
+        leaks = found(code, text) + found(prose, prose_text)
+        assert not leaks, f"{page.relative_to(nosolutions)} holds solutions of {chapter.name}: {leaks[:5]}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_exercises_hints_and_checks_are_kept(nosolutions, book, chapter):
+    def counts(html: Path) -> dict[str, int]:
+        page = html.read_text(encoding="utf-8")
+        text = squeeze(page_text(html)[0])
+        return {
+            "exercises": len(re.findall(r'<div class="exercise[ "]', page)),
+            "hints": len(re.findall(r'<p class="admonition-title">Hint', page)),
+            "checks": len(re.findall(r"\.check_\w+\(", text)),
+            "solutions": len(re.findall(r'<div class="solution[ "]', page)),
+        }
+
+    full = counts(book / "chapters" / f"{chapter.stem}.html")
+    without = counts(nosolutions / "chapters" / f"{chapter.stem}.html")
+    assert full["exercises"] >= 1 and full["checks"] >= 1 and full["solutions"] >= 1, full
+    assert without == {**full, "solutions": 0}, (without, full)
+
+
+def test_no_source_copies_or_links(nosolutions):
+    assert not (nosolutions / "_sources").exists(), "the sources (with the solutions) were copied"
+    linked = [page.name for page in nosolutions.rglob("*.html") if "_sources/" in page.read_text(encoding="utf-8")]
+    assert not linked, f"pages linking _sources/: {linked}"
+
+
+def test_the_pdf_without_solutions(nosolutions, book_timings):
+    printed = Printed(print_book(nosolutions, PDF, book_timings, "--edition", "Edition without solutions"))
+    assert "Edition without solutions" in printed.texts[0]
+    assert "Solution to" not in printed.text
+    assert "Exercise" in printed.text and ".check_" in printed.text and "Hint" in printed.text
+    leaks = {chapter.stem: found(snippets(chapter)[0], printed.text) for chapter in CHAPTERS}
+    assert not any(leaks.values()), leaks

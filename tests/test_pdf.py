@@ -1,0 +1,177 @@
+"""The PDF of the whole book (`make pdf`, scripts/make_pdf.py), printed from the built HTML.
+
+The `book` fixture (tests/conftest.py) builds the HTML book once per session; the PDF is
+printed from it by headless Chromium, nothing is executed again. The PDF must hold every
+page of the table of contents (its title in the text and in the bookmarks), typeset
+mathematics (no TeX source outside code), the figures, page numbers, links that work inside
+the document, and the book's title in its metadata.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.book
+
+ROOT = Path(__file__).resolve().parent.parent
+PDF = ROOT / "_build" / "pdf" / "book.pdf"
+# TeX a reader should never see: a command (\frac, \alpha), display or inline delimiters.
+RAW_TEX = re.compile(r"\\[A-Za-z]+|\$\$|\\[()\[\]]")
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import make_pdf  # noqa: E402
+
+
+def squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def print_book(html: Path, out: Path, book_timings: list[str], *extra: str) -> Path:
+    """Run scripts/make_pdf.py as `make pdf` does; the PDF."""
+    start, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_pdf.py"), "--html", str(html), "--out", str(out), *extra],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = used.ru_utime + used.ru_stime - children.ru_utime - children.ru_stime
+    book_timings.append(f"make_pdf.py ({out.name}): {time.perf_counter() - start:.1f} s wall, {cpu:.1f} s CPU")
+    assert result.returncode == 0, f"make_pdf.py failed:\n{(result.stdout + result.stderr)[-6000:]}"
+    return out
+
+
+class Printed:
+    """A printed PDF read back with pypdf: its pages' text, bookmarks and images."""
+
+    def __init__(self, path: Path) -> None:
+        from pypdf import PdfReader
+
+        logging.getLogger("pypdf").setLevel(logging.ERROR)
+        self.reader = PdfReader(str(path))
+        self.texts = [page.extract_text() for page in self.reader.pages]
+        self.text = "\n".join(self.texts)
+        self.bookmarks: list[tuple[int, str, int]] = []  # (depth, title, page index)
+
+        def walk(items, depth):
+            for item in items:
+                if isinstance(item, list):
+                    walk(item, depth + 1)
+                else:
+                    self.bookmarks.append((depth, item.title, self.reader.get_destination_page_number(item)))
+
+        walk(self.reader.outline, 0)
+
+
+@pytest.fixture(scope="module")
+def printed(book, book_timings) -> Printed:
+    return Printed(print_book(book, PDF, book_timings))
+
+
+def page_titles(book: Path) -> list[tuple[str, str]]:
+    """(docname, title) of every page of the table of contents, as the HTML shows it."""
+    from bs4 import BeautifulSoup
+
+    titles = []
+    for docname, _ in make_pdf.toc_pages():
+        soup = BeautifulSoup((book / f"{docname}.html").read_text(encoding="utf-8"), "html.parser")
+        titles.append((docname, make_pdf._heading_text(soup.select_one("article.bd-article h1"))))
+    return titles
+
+
+def test_every_page_title_is_in_the_text_and_the_bookmarks(printed, book):
+    text = squeeze(printed.text)
+    bookmarks = {squeeze(title) for _, title, _ in printed.bookmarks}
+    missing_text = [title for _, title in page_titles(book) if squeeze(title) not in text]
+    missing_marks = [title for _, title in page_titles(book) if squeeze(title) not in bookmarks]
+    assert not missing_text, f"titles not in the PDF's text: {missing_text}"
+    assert not missing_marks, f"titles not in the PDF's bookmarks: {missing_marks}"
+    # the chapters and appendices in reading order, each under its part, with their sections
+    pages = [page for depth, title, page in printed.bookmarks
+             if squeeze(title) in {squeeze(t) for _, t in page_titles(book)}]
+    assert pages == sorted(pages), pages
+    parts = [title for depth, title, _ in printed.bookmarks if depth == 0]
+    assert {"Chapters", "Appendices"} <= set(parts), parts
+    assert sum(depth == 2 for depth, _, _ in printed.bookmarks) >= 5 * len(page_titles(book)) // 2
+
+
+def test_page_count_and_page_numbers(printed, book):
+    count = len(printed.reader.pages)
+    pages = len(page_titles(book))
+    assert 4 * pages <= count <= 2000, f"{count} pages for {pages} pages of the book"
+    # the footer's page number is the last line of every page's text
+    numbered = [i + 1 for i, text in enumerate(printed.texts) if text.strip().splitlines()[-1].strip() == str(i + 1)]
+    assert len(numbered) >= 0.95 * count, f"only {len(numbered)} of {count} pages end with their number"
+
+
+def test_no_raw_tex_outside_code(printed, book):
+    """Every line of the text with TeX in it is a line of a code cell or of its output."""
+    from bs4 import BeautifulSoup
+
+    code = "".join(
+        squeeze(element.get_text())
+        for page in book.rglob("*.html")
+        for element in BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").find_all("pre")
+    )
+    raw = [f"page {index + 1}: {line.strip()[:100]}"
+           for index, text in enumerate(printed.texts) for line in text.splitlines()
+           if RAW_TEX.search(line) and squeeze(line) not in code]
+    assert not raw, "TeX source in the PDF's text:\n" + "\n".join(raw[:30])
+
+
+def test_figures_are_embedded(printed, book):
+    from bs4 import BeautifulSoup
+
+    sources = set()
+    for docname, _ in make_pdf.toc_pages():
+        article = BeautifulSoup((book / f"{docname}.html").read_text(encoding="utf-8"), "html.parser").select_one(
+            "article.bd-article")
+        sources |= {img["src"].rsplit("/", 1)[-1] for img in article.find_all("img", src=True)}
+    assert sources, "the book has no figures?"
+    embedded = 0
+    for page in printed.reader.pages:
+        objects = (page.get("/Resources") or {}).get("/XObject")
+        if objects:
+            embedded += sum(obj.get_object().get("/Subtype") == "/Image" for obj in objects.get_object().values())
+    assert embedded >= len(sources), f"{embedded} images in the PDF, {len(sources)} figures in the book"
+
+
+def test_links_stay_inside_the_pdf(printed):
+    """The contents and the cross-references are links to places in the PDF; none to the
+    local server the pages were printed from."""
+    internal, local = 0, []
+    for page in printed.reader.pages:
+        for annotation in page.get("/Annots") or []:
+            annotation = annotation.get_object()
+            if annotation.get("/Subtype") != "/Link":
+                continue
+            action = annotation.get("/A") or {}
+            if "/Dest" in annotation or action.get("/S") == "/GoTo":
+                internal += 1
+            uri = str(action.get("/URI", ""))
+            if "127.0.0.1" in uri or "localhost" in uri:
+                local.append(uri)
+    assert not local, local[:10]
+    assert internal >= 100, internal
+
+
+def test_metadata_and_bookmarks_pane(printed):
+    assert printed.reader.metadata.title.startswith("Wide Neural Networks")
+    assert printed.reader.page_mode == "/UseOutlines"
+
+
+def test_missing_chromium_is_explained(tmp_path, book):
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_pdf.py"), "--html", str(book), "--out",
+         str(tmp_path / "x.pdf"), "--only", "intro"],
+        cwd=ROOT, capture_output=True, text=True, env={"CHROMIUM": str(tmp_path / "no-chromium"), "PATH": ""},
+    )
+    assert result.returncode != 0
+    assert "Chromium is missing" in result.stderr and "make browser-deps" in result.stderr, result.stderr
