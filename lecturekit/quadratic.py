@@ -16,7 +16,8 @@ Three groups of tools:
 * **The one-point catapult.** For one example (x, y) and the one-hidden-layer ReLU network
   f = sum_i v_i relu(u_i . x / sqrt(d)) / sqrt(m), the quadratic model is the
   frozen-activation bilinear model z = sum_i s_i v_i u_i . x / sqrt(m d),
-  s_i = 1{u_i(0) . x >= 0}. Gradient descent on L = (z - y)^2 / 2 with step eta closes on
+  s_i = 1{u_i(0) . x > 0} (the convention relu'(0) = 0 of lecturekit and of JAX; the tie
+  u_i(0) . x = 0 has probability zero). Gradient descent on L = (z - y)^2 / 2 with step eta closes on
   the residual r = z - y and the tangent kernel lambda = ||grad z||^2:
 
       r_{t+1}      = r_t (1 - eta lambda_t + eta^2 c z_t r_t),
@@ -153,7 +154,7 @@ def catapult_constants(net: Any, params: Any, x: ArrayLike, y: float) -> Catapul
     out_b_std=0)`` (NTK parameterization), i.e. f(x) = s_v s_w sum_i v_i relu(u_i . x) / sqrt(m d)
     with u_i = W1[:, i], v_i = W2[i, 0]; with s_w = s_v = 1 this is the network
     f = sum_i v_i relu(u_i . x / sqrt(d)) / sqrt(m) of the catapult analysis. Then, with
-    kappa = s_v s_w / sqrt(m d), a_i = u_i . x and s_i = 1{a_i >= 0},
+    kappa = s_v s_w / sqrt(m d), a_i = u_i . x and s_i = 1{a_i > 0} (relu'(0) = 0),
 
         lambda0 = kappa^2 sum_i s_i (v_i^2 ||x||^2 + a_i^2),   c = kappa^2 ||x||^2,   r0 = f(x) - y.
 

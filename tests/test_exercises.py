@@ -303,19 +303,45 @@ def test_chizat_bach_slope():
 # Chapter 4
 
 
-def catapult_step_expanded(r, lam, c, y, eta):
-    """The recursion multiplied out (no division by r): z = r + y."""
-    z = r + y
-    return r - eta * lam * r + eta**2 * c * z * r**2, lam + eta**2 * c * lam * r**2 - 4 * eta * c * z * r
+def linear_kernel_shift(eta, lam0, c, r0, y):
+    """First order in c: the geometric sums of the kernel's steps (q = 1 - eta lam0)."""
+    q = 1 - eta * lam0
+    return eta * c * ((eta * lam0 - 4) * r0**2 / (1 - q**2) - 4 * y * r0 / (1 - q))
 
 
-def test_catapult_step():
-    ch04.check_catapult_step(catapult_step_expanded)
-    ch04.check_catapult_step(lambda *args: np.array(catapult_step_expanded(*args)))  # any pair
-    without_label = lambda r, lam, c, y, eta: catapult_step_expanded(r, lam, c, 0.0, eta)  # noqa: E731  z = r
-    rejects(ch04.check_catapult_step, without_label, "r_next .*y=1.0")
-    rejects(ch04.check_catapult_step, lambda *args: catapult_step_expanded(*args)[0], "pair .*got float")
-    rejects(ch04.check_catapult_step, lambda *args: catapult_step_expanded(*args) + (0.0,), "pair .*of length 3")
+def test_linear_kernel_shift():
+    ch04.check_linear_kernel_shift(linear_kernel_shift)
+    # the same sum written out differently, with a float coefficient
+    ch04.check_linear_kernel_shift(
+        lambda eta, lam0, c, r0, y: (c / lam0) * (-(4 - eta * lam0) * r0**2 / (2 - eta * lam0) - 4.0 * y * r0))
+    q = lambda eta, lam0: 1 - eta * lam0  # noqa: E731
+    rejects(ch04.check_linear_kernel_shift,  # the label forgotten (z = r)
+            lambda eta, lam0, c, r0, y: eta * c * (eta * lam0 - 4) * r0**2 / (1 - q(eta, lam0) ** 2),
+            "label is missing")
+    rejects(ch04.check_linear_kernel_shift,  # both sums taken as series in q
+            lambda eta, lam0, c, r0, y: eta * c * ((eta * lam0 - 4) * r0**2 - 4 * y * r0) / (1 - q(eta, lam0)),
+            r"series in q\^2")
+    rejects(ch04.check_linear_kernel_shift, lambda *a: -linear_kernel_shift(*a), "sign is flipped")
+    rejects(ch04.check_linear_kernel_shift, lambda eta, lam0, c, r0, y: c * r0 / lam0, "at eta=1.5")
+    rejects(ch04.check_linear_kernel_shift, lambda *a: np.ones(2), "sympy expression.*ndarray")
+    t = sp.Symbol("t")
+    rejects(ch04.check_linear_kernel_shift, lambda eta, lam0, c, r0, y: c * t, r"symbols \['t'\]")
+
+
+def flow_final_kernel(lam0, c, r0, y):
+    return sp.sqrt(lam0**2 - 4 * c * ((r0 + y) ** 2 - y**2))
+
+
+def test_flow_kernel():
+    ch04.check_flow_kernel(flow_final_kernel)
+    ch04.check_flow_kernel(lambda lam0, c, r0, y: (lam0**2 - 4 * c * r0**2 - 8 * c * r0 * y) ** 0.5)
+    rejects(ch04.check_flow_kernel, lambda lam0, c, r0, y: sp.sqrt(lam0**2 - 4 * c * (r0 + y) ** 2),
+            "converges to z = y")
+    rejects(ch04.check_flow_kernel, lambda lam0, c, r0, y: lam0 - 2 * c * ((r0 + y) ** 2 - y**2) / lam0,
+            "first order in c only")
+    rejects(ch04.check_flow_kernel, lambda lam0, c, r0, y: lam0, "does move")
+    rejects(ch04.check_flow_kernel, lambda lam0, c, r0, y: np.sqrt(2.0) * "x", "raised TypeError")
+    rejects(ch04.check_flow_kernel, lambda lam0, c, r0, y: (lam0, c), "sympy expression.*tuple")
 
 
 def make_quadratic_by_hand(f, params0, *, second_order=0.5):
@@ -334,24 +360,23 @@ def test_quadratic_model():
     rejects(ch04.check_quadratic_model, lambda f, p0: make_quadratic_by_hand(f, p0, second_order=1.0), "g''\\(0\\)/2")
 
 
-def test_label_shift():
-    ch04.check_label_shift(lambda phi, psi, y: quadratic.perturbative_minimizer(phi, psi, y).label_shift)
+def theta_i_least_squares(phi, psi, y, *, residual_term=True):
+    gram = phi @ phi.T
+    theta_f = np.linalg.solve(gram, phi @ y)
+    q = np.einsum("i,aij,j->a", theta_f, psi, theta_f)
+    rhs = phi @ (q / 2)
+    if residual_term:
+        rhs = rhs + np.einsum("a,aij,j->i", phi.T @ theta_f - y, psi, theta_f)
+    return -np.linalg.solve(gram, rhs)
 
-    def plus_half(phi, psi, y):  # the sign of the shift forgotten
-        theta_f = np.linalg.pinv(phi.T) @ y
-        return 0.5 * np.einsum("i,aij,j->a", theta_f, psi, theta_f)
 
-    rejects(ch04.check_label_shift, plus_half, "Y_I.*-\\(1/2\\)")
-    rejects(ch04.check_label_shift, lambda phi, psi, y: plus_half(phi, psi, y).sum(), r"expected shape \(4,\)")
-
-
-def test_escape_time():
-    ch04.check_escape_time(lambda el, r0, c: -(np.log(abs(r0)) + 0.5 * np.log(c)) / np.log(el - 1))
-    rejects(ch04.check_escape_time, lambda el, r0, c: -(np.log(abs(r0)) + 0.5 * np.log(c)) / np.log(el),
-            "escape time at")
-    with np.errstate(invalid="ignore"):
-        rejects(ch04.check_escape_time, lambda el, r0, c: -(np.log(r0) + 0.5 * np.log(c)) / np.log(el - 1),
-                "NaN or infinity.*r0 may be negative")
+def test_least_squares_correction():
+    ch04.check_least_squares_correction(theta_i_least_squares)
+    rejects(ch04.check_least_squares_correction,
+            lambda phi, psi, y: theta_i_least_squares(phi, psi, y, residual_term=False),
+            "model that interpolates")
+    rejects(ch04.check_least_squares_correction, lambda *a: -theta_i_least_squares(*a), "theta\\^I .*expected")
+    rejects(ch04.check_least_squares_correction, lambda *a: theta_i_least_squares(*a)[:2], r"expected shape \(3,\)")
 
 
 # ======================================================================================
@@ -627,10 +652,10 @@ FUNCTION_CHECKS = {
     ch03.check_block_eigenvalues: "block_eigenvalues",
     ch03.check_norm_221: "norm_221",
     ch03.check_relu_hessian_norm: "relu_hessian_norm",
-    ch04.check_catapult_step: "catapult_step",
+    ch04.check_linear_kernel_shift: "kernel_shift",
+    ch04.check_flow_kernel: "final_kernel",
     ch04.check_quadratic_model: "make_quadratic",
-    ch04.check_label_shift: "label_shift",
-    ch04.check_escape_time: "escape_time",
+    ch04.check_least_squares_correction: "theta_i_least_squares",
     ch05.check_min_l1: "min_l1",
     ch05.check_support_vectors: "support_vectors",
     ch05.check_continuum_mass: "lower_mass",
