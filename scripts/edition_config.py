@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import sys
 from pathlib import Path
 
@@ -48,6 +49,8 @@ def nosolutions_config(base: dict, cache: Path = ROOT / "_build" / ".jupyter_cac
         # the list replaces Jupyter Book's default one, so the extension must be in it
         extensions.append(EXTENSION)
     sphinx_config["html_copy_source"] = False
+    extension = Path(__file__).resolve().parent / f"{EXTENSION}.py"
+    sphinx_config["nosolutions_digest"] = hashlib.sha256(extension.read_bytes()).hexdigest()[:16]
     return config
 
 

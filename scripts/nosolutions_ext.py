@@ -78,6 +78,9 @@ def drop_source_downloads(app: Sphinx, pagename: str, templatename: str, context
 
 def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx_exercise")
+    # the digest of this file, set by scripts/edition_config.py: a changed extension changes
+    # the configuration, so Sphinx reads and writes every page again
+    app.add_config_value("nosolutions_digest", "", "env")
     app.add_transform(RemoveSolutions)
     # sphinx-book-theme adds its header buttons at priority 501
     app.connect("html-page-context", drop_source_downloads, priority=900)

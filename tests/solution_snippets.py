@@ -8,8 +8,9 @@ snippet is
 - a line of solution code (at least 12 characters without spaces), or
 - a run of at least 4 plain words of solution prose (no math, markup or quotes, which the
   HTML renders differently),
-that does not occur in the rest of the book's sources (so "return out" shared with a
-demonstration cell is not taken for a leak). Comparison ignores whitespace.
+that does not occur in the book's sources outside solutions, on any page (so "return out"
+shared with a demonstration cell, or code the errata appendix shows too, is not taken for
+a leak). Comparison ignores whitespace.
 """
 
 from __future__ import annotations
@@ -58,10 +59,22 @@ def _solution_cells(path: Path):
 
 
 @functools.lru_cache(maxsize=None)
+def public_text() -> str:
+    """Everything the book's sources say outside solutions (every page), squeezed."""
+    texts = []
+    for path in sorted((ROOT / "chapters").glob("*.md")) + sorted(ROOT.glob("*.md")):
+        if path.name in {"README.md", "LICENSE-TEXT.md"}:
+            continue
+        nb = jupytext.read(path)
+        texts.append(_solution_cells(path)[1] if make_student.is_chapter(nb) else path.read_text(encoding="utf-8"))
+    return squeeze("\n".join(texts))
+
+
+@functools.lru_cache(maxsize=None)
 def snippets(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(code snippets, prose snippets) of the solutions of the chapter `path`, squeezed."""
-    solutions, public = _solution_cells(path)
-    public = squeeze(public)
+    solutions, _ = _solution_cells(path)
+    public = public_text()
     code, prose = [], []
     for kind, text in solutions:
         if kind == "code":

@@ -9,6 +9,7 @@ the document, and the book's title in its metadata.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import resource
@@ -75,6 +76,7 @@ def printed(book, book_timings) -> Printed:
     return Printed(print_book(book, PDF, book_timings))
 
 
+@functools.lru_cache(maxsize=None)
 def page_titles(book: Path) -> list[tuple[str, str]]:
     """(docname, title) of every page of the table of contents, as the HTML shows it."""
     from bs4 import BeautifulSoup
@@ -94,8 +96,8 @@ def test_every_page_title_is_in_the_text_and_the_bookmarks(printed, book):
     assert not missing_text, f"titles not in the PDF's text: {missing_text}"
     assert not missing_marks, f"titles not in the PDF's bookmarks: {missing_marks}"
     # the chapters and appendices in reading order, each under its part, with their sections
-    pages = [page for depth, title, page in printed.bookmarks
-             if squeeze(title) in {squeeze(t) for _, t in page_titles(book)}]
+    titles = {squeeze(t) for _, t in page_titles(book)}
+    pages = [page for depth, title, page in printed.bookmarks if squeeze(title) in titles]
     assert pages == sorted(pages), pages
     parts = [title for depth, title, _ in printed.bookmarks if depth == 0]
     assert {"Chapters", "Appendices"} <= set(parts), parts
