@@ -59,17 +59,13 @@ c.Execute.allow_errors = True
 '''
 
 
-def has_exercises(path: Path) -> bool:
-    return "{exercise" in path.read_text(encoding="utf-8")
-
-
 def write_course(course: Path, sources: list[Path] | None = None) -> list[Path]:
     """Write the course's configuration and source notebooks; the notebooks written."""
     course.mkdir(parents=True, exist_ok=True)
     (course / "nbgrader_config.py").write_text(NBGRADER_CONFIG, encoding="utf-8")
     written = []
     for path, nb in make_student.chapter_sources(sources):
-        if not has_exercises(path):
+        if not make_student.has_exercises(path):
             continue
         source, solutions = make_student.nbgrader_source(nb, path.name)
         source = make_student.without_private_metadata(source)

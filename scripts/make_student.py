@@ -364,6 +364,11 @@ def is_chapter(nb: nbformat.NotebookNode) -> bool:
     return "kernelspec" in nb.metadata
 
 
+def has_exercises(path: Path) -> bool:
+    """Whether the MyST file has an `{exercise}` directive (not just the word)."""
+    return _EXERCISE.search(path.read_text(encoding="utf-8") + "\n") is not None
+
+
 def chapter_sources(sources: list[Path] | None = None) -> list[tuple[Path, nbformat.NotebookNode]]:
     """(path, notebook) of the given MyST files, or of every chapter in chapters/."""
     found = []
