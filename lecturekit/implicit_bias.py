@@ -350,7 +350,7 @@ def hard_margin_svm(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-7) ->
     """
     Xa, ya = _check_classification(X, y)
     support_tol = check_real(support_tol, name="support_tol", nonnegative=True)
-    Z = np.asarray(ya[:, None] * Xa, float)
+    Z = np.asarray(ya, float)[:, None] * np.asarray(Xa, float)  # on the host: no compilation
     G = Z @ Z.T
     n = Z.shape[0]
     res = optimize.minimize(
@@ -578,16 +578,17 @@ def circle_model(theta: ArrayLike, kappa: float) -> tuple[jax.Array, jax.Array]:
     return _circle_f(th, k)
 
 
-def _circle_f(th, k):
-    f = jnp.sin(th) * (1.0 + k * jnp.cos(th))
-    fp = jnp.cos(th) + k * jnp.cos(2.0 * th)
+def _circle_f(th, k, xp=jnp):
+    """f and f' with the array module xp (jnp inside compiled code, np on host grids)."""
+    f = xp.sin(th) * (1.0 + k * xp.cos(th))
+    fp = xp.cos(th) + k * xp.cos(2.0 * th)
     return f, fp
 
 
-def _circle_step_params(th, kappa, lr, label_sd, tilt_sd):
-    f, fp = _circle_f(th, kappa)
+def _circle_step_params(th, kappa, lr, label_sd, tilt_sd, xp=jnp):
+    f, fp = _circle_f(th, kappa, xp)
     mean = th - lr * f * fp
-    sd = lr * jnp.sqrt(label_sd**2 * fp**2 + tilt_sd**2)
+    sd = lr * xp.sqrt(label_sd**2 * fp**2 + tilt_sd**2)
     return mean, sd
 
 
@@ -661,7 +662,7 @@ def circle_chain_stationary(
     n = check_positive_int(grid, name="grid", minimum=16)
     h = 2 * np.pi / n
     th = -np.pi + h * (np.arange(n) + 0.5)
-    mean, sd = (np.asarray(a) for a in _circle_step_params(jnp.asarray(th), k, eta, ls, ts))
+    mean, sd = _circle_step_params(th, k, eta, ls, ts, xp=np)  # host grid: nothing to compile
     diff = th[None, :] - mean[:, None]
     diff = np.mod(diff + np.pi, 2 * np.pi) - np.pi  # nearest image (sd << pi)
     P = np.exp(-0.5 * (diff / sd[:, None]) ** 2)
@@ -692,7 +693,7 @@ def circle_fokker_planck(
     eta = check_real(lr, name="lr", positive=True)
     ls = check_real(label_sd, name="label_sd", nonnegative=True)
     ts = check_real(tilt_sd, name="tilt_sd", positive=True)
-    f, fp = (np.asarray(v) for v in _circle_f(jnp.asarray(th), k))
+    f, fp = _circle_f(th, k, xp=np)
     D = eta**2 * (ls**2 * fp**2 + ts**2)
     rate = 2 * (-eta * f * fp) / D
     exponent = np.concatenate([[0.0], np.cumsum((rate[1:] + rate[:-1]) / 2 * np.diff(th))])
