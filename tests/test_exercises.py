@@ -218,22 +218,36 @@ def test_kernel_ridge():
 # Chapter 3
 
 
-def block_eigenvalues_by_blocks(v, w, x):
-    """Stack the 2x2 blocks m^-1/2 [[v tanh''(wx) x^2, tanh'(wx) x], [tanh'(wx) x, 0]] and diagonalize."""
-    v, w = np.asarray(v), np.asarray(w)
-    t = np.tanh(w * x)
-    blocks = np.zeros((len(w), 2, 2))
-    blocks[:, 0, 0] = v * (-2 * t * (1 - t**2)) * x**2
-    blocks[:, 0, 1] = blocks[:, 1, 0] = (1 - t**2) * x
-    return np.linalg.eigvalsh(blocks / np.sqrt(len(w))).ravel()
+def hessian_spectrum_by_blocks(v, W, x):
+    """Per neuron the (d+1)x(d+1) block m^-1/2 [[v tanh''(z) x x^T, tanh'(z) x], [tanh'(z) x^T, 0]], diagonalized."""
+    v, W, x = np.asarray(v), np.asarray(W), np.asarray(x)
+    m, d = W.shape
+    t = np.tanh(W @ x)
+    blocks = np.zeros((m, d + 1, d + 1))
+    blocks[:, :d, :d] = (v * (-2 * t * (1 - t**2)))[:, None, None] * np.outer(x, x)
+    blocks[:, :d, d] = blocks[:, d, :d] = (1 - t**2)[:, None] * x
+    return np.linalg.eigvalsh(blocks / np.sqrt(m)).ravel()
 
 
-def test_block_eigenvalues():
-    ch03.check_block_eigenvalues(block_eigenvalues_by_blocks)
-    rejects(ch03.check_block_eigenvalues, lambda v, w, x: block_eigenvalues_by_blocks(v, w, x) * np.sqrt(len(w)),
-            "eigenvalues.*1/sqrt\\(m\\)")
-    rejects(ch03.check_block_eigenvalues, lambda v, w, x: block_eigenvalues_by_blocks(v, w, x)[::2],
-            r"expected shape \(10,\), got \(5,\)")
+def test_hessian_spectrum():
+    ch03.check_hessian_spectrum(hessian_spectrum_by_blocks)
+    rejects(ch03.check_hessian_spectrum, lambda v, W, x: hessian_spectrum_by_blocks(v, W, x) * np.sqrt(len(v)),
+            "sqrt\\(m\\) times too large")
+    # the scalar-input formula with x^2 -> |x|^2 but without the d - 1 zero eigenvalues per neuron
+    def nonzero_only(v, W, x):
+        ev = hessian_spectrum_by_blocks(v, W, x)
+        return ev if W.shape[1] == 1 else ev[np.abs(ev) > 1e-14]
+    rejects(ch03.check_hessian_spectrum, nonzero_only, "d - 1 eigenvalues are zeros")
+    # the classic slip: |x| where |x|^2 belongs (a = v tanh''(z) |x| instead of v tanh''(z) |x|^2)
+    def wrong_power(v, W, x):
+        z, s, m = W @ x, np.linalg.norm(x), len(v)
+        a, c = v * (-2 * np.tanh(z) * (1 - np.tanh(z) ** 2)) * s, (1 - np.tanh(z) ** 2) * s
+        root = np.sqrt(a**2 + 4 * c**2)
+        zeros = np.zeros(m * (W.shape[1] - 1))
+        return np.concatenate([(a + root) / (2 * np.sqrt(m)), (a - root) / (2 * np.sqrt(m)), zeros])
+    rejects(ch03.check_hessian_spectrum, wrong_power, "got .* where .* was expected.*plane spanned")
+    rejects(ch03.check_hessian_spectrum, lambda v, W, x: hessian_spectrum_by_blocks(v, W, x)[:-1],
+            r"expected shape \(8,\), got \(7,\)")
 
 
 def test_norm_221():
@@ -297,6 +311,37 @@ def test_chizat_bach_slope():
     rejects(ch03.check_chizat_bach_slope, -0.5, "not close to -1.*O\\(1/alpha\\)")  # the 1/sqrt(width) law
     rejects(ch03.check_chizat_bach_slope, stats.fit_loglog(alphas, changes), r"take its \.slope")
     rejects(ch03.check_chizat_bach_slope, None, "slope: got None")
+
+
+R_s = sp.Symbol("r", positive=True)
+BOTTLENECK_TRUTH = sp.sqrt(6 / sp.pi) * 3 * R_s**4 / 4   # E|N(0, 3)| * E[(w.x)^4 / 4]
+
+
+def test_bottleneck_bound_accepts_equivalent_forms(capsys):
+    ch03.check_bottleneck_bound(BOTTLENECK_TRUTH, R_s)
+    ch03.check_bottleneck_bound(3 * sp.sqrt(6) * R_s**4 / (4 * sp.sqrt(sp.pi)), R_s)
+    assert "Correct" in capsys.readouterr().out
+
+
+def test_bottleneck_bound_explains_classic_mistakes():
+    rejects(ch03.check_bottleneck_bound, BOTTLENECK_TRUTH / 3, "fourth moment is 3", R_s)        # E[(w.x)^4] = r^4
+    rejects(ch03.check_bottleneck_bound, BOTTLENECK_TRUTH / sp.sqrt(3), "variance E\\[v\\^2\\] E\\[u\\^4\\] = 3", R_s)
+    rejects(ch03.check_bottleneck_bound, BOTTLENECK_TRUTH * sp.sqrt(sp.pi / 2), "s sqrt\\(2/pi\\), not s", R_s)
+    rejects(ch03.check_bottleneck_bound, BOTTLENECK_TRUTH / R_s**2, "power of r is off", R_s)
+    rejects(ch03.check_bottleneck_bound, 2 * BOTTLENECK_TRUTH, "2 \\(= 2.0000\\) times .*three factors", R_s)
+
+
+@pytest.mark.parametrize("answer", [None, 1.0, "3*sqrt(6)*r**4/(4*sqrt(pi))", np.ones(2)])
+def test_bottleneck_bound_rejects_non_expressions(answer):
+    rejects(ch03.check_bottleneck_bound, answer, "expected a sympy expression in r", R_s)
+
+
+def test_bottleneck_bound_rejects_stray_symbols_and_integrals():
+    m, g = sp.symbols("m g", positive=True)
+    rejects(ch03.check_bottleneck_bound, BOTTLENECK_TRUTH * m / m + g, r"symbols \['g'\]", R_s)
+    rejects(ch03.check_bottleneck_bound, BOTTLENECK_TRUTH, "should be the sympy symbol", "r")
+    unfinished = sp.Integral(sp.exp(-g**2) * R_s, (g, 0, sp.oo))
+    rejects(ch03.check_bottleneck_bound, unfinished, "unevaluated integral", R_s)
 
 
 # ======================================================================================
@@ -649,7 +694,7 @@ FUNCTION_CHECKS = {
     ch02.check_gradient_flow: "flow_predictor",
     ch02.check_width_requirement: "width_needed",
     ch02.check_kernel_ridge: "krr_predict",
-    ch03.check_block_eigenvalues: "block_eigenvalues",
+    ch03.check_hessian_spectrum: "hessian_spectrum",
     ch03.check_norm_221: "norm_221",
     ch03.check_relu_hessian_norm: "relu_hessian_norm",
     ch04.check_linear_kernel_shift: "kernel_shift",
@@ -672,12 +717,13 @@ VALUE_CHECKS |= {ch01.check_leaky_relu_variance_map, ch01.check_linear_kurtosis}
 VALUE_CHECKS |= {fast.check_power_error_constant}  # the appendix's derivation exercise
 VALUE_CHECKS |= {ch06.check_lines_in_disk}  # Chapter 6's derivation exercise
 
+VALUE_CHECKS |= {ch03.check_bottleneck_bound}  # Chapter 3's derivation exercise
 
 def test_every_check_is_covered():
     modules = (ch01, ch02, ch03, ch04, ch05, ch06, fast)
     checks = {getattr(m, name) for m in modules for name in dir(m) if name.startswith("check_")}
     covered = set(FUNCTION_CHECKS) | VALUE_CHECKS
-    assert len(checks) == 29 and checks == covered, checks ^ covered
+    assert len(checks) == 30 and checks == covered, checks ^ covered
 
 
 def stub(*args):

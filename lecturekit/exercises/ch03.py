@@ -1,8 +1,9 @@
 """Checks for the exercises of Chapter 3 (Hessian sparsity and the transition to linearity).
 
-Each check compares a learner's function with an independent reference computed here
+Each check compares a learner's answer with an independent reference computed here
 (dense Hessians by ``jax.hessian``, sign enumeration for the (2,2,1)-norm, Lanczos for
-spectral norms) and raises :class:`ExerciseCheckError` with an explanation if it differs.
+spectral norms, sympy integrals and a simulation for the bottleneck) and raises
+:class:`ExerciseCheckError` with an explanation if it differs.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
+import sympy as sp
 
 from . import ExerciseCheckError, as_scalar, call_numeric, compare, passed, require_callable
 
@@ -27,25 +29,41 @@ def _tanh_net(m: int, seed: int):
     return normal_stream(key_w, m), normal_stream(key_v, m)
 
 
-@functools.partial(jax.jit, static_argnums=1)
-def _dense_tanh_hessian(theta: jax.Array, m: int) -> jax.Array:
-    """jax.hessian of m^{-1/2} sum_i v_i tanh(w_i x) in theta = (w, v) (compiled once per m)."""
-    return jax.hessian(lambda t: jnp.sum(t[m:] * jnp.tanh(t[:m] * _X)) / jnp.sqrt(m))(theta)
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def _dense_hessian(theta: jax.Array, m: int, d: int, x: jax.Array) -> jax.Array:
+    """jax.hessian of m^{-1/2} sum_i v_i tanh(<W_i, x>) in theta = (W row by row, v)."""
+
+    def f(t):
+        return jnp.sum(t[m * d:] * jnp.tanh(t[: m * d].reshape(m, d) @ x)) / jnp.sqrt(m)
+
+    return jax.hessian(f)(theta)
 
 
-def check_block_eigenvalues(candidate: Callable) -> None:
-    """candidate(v, w, x) -> the 2m Hessian eigenvalues (any order) of
-    f(w, v) = m^{-1/2} sum_i v_i tanh(w_i x) with respect to (w, v)."""
-    require_callable(candidate, what="block_eigenvalues")
-    for m, seed in [(5, 0), (40, 1)]:
-        w, v = _tanh_net(m, seed)
-        what = f"block_eigenvalues(v, w, x) with m = {m}"
-        got = np.sort(np.ravel(call_numeric(candidate, v.copy(), w.copy(), _X, what=what)))
-        expected = np.sort(np.linalg.eigvalsh(np.asarray(_dense_tanh_hessian(np.concatenate([w, v]), m))))
-        compare(got, expected, what=f"the 2m = {2 * m} eigenvalues (sorted)", rtol=1e-8, atol=1e-10,
-                hint="each neuron gives a 2x2 block m^{-1/2} [[v phi''(w x) x^2, phi'(w x) x], "
-                     "[phi'(w x) x, 0]]; do not forget the overall 1/sqrt(m)")
-    return passed("all 2m eigenvalues match the dense jax.hessian spectrum to 1e-8.")
+def check_hessian_spectrum(candidate: Callable) -> None:
+    """candidate(v, W, x) -> all m (d + 1) eigenvalues (any order) of the Hessian of
+    f(W, v) = m^{-1/2} sum_i v_i tanh(<W_i, x>) with respect to (W, v); W (m, d), x (d,)."""
+    require_callable(candidate, what="hessian_spectrum")
+    for m, d, seed in [(4, 1, 0), (6, 3, 1), (25, 2, 2)]:
+        W, v = _tanh_net(m * d, seed)[0].reshape(m, d), _tanh_net(m, seed + 10)[1]
+        x = np.linspace(0.9, -0.6, d) if d > 1 else np.array([0.7])
+        what = f"hessian_spectrum(v, W, x) with m = {m}, d = {d}"
+        got = np.sort(np.ravel(call_numeric(candidate, v.copy(), W.copy(), x.copy(), what=what)))
+        dense = _dense_hessian(jnp.asarray(np.concatenate([W.ravel(), v])), m, d, jnp.asarray(x))
+        expected = np.sort(np.linalg.eigvalsh(np.asarray(dense)))
+        if got.size == 2 * m and d > 1:
+            raise ExerciseCheckError(
+                f"{what}: you returned 2m = {2 * m} eigenvalues; the Hessian is {m * (d + 1)} x {m * (d + 1)}. "
+                "Each neuron's block acts on d + 1 coordinates (W_i, v_i) but has rank 2: the other "
+                "d - 1 eigenvalues are zeros. Return them too.")
+        if got.size == expected.size and np.allclose(got / np.sqrt(m), expected, rtol=1e-8, atol=1e-10):
+            raise ExerciseCheckError(f"{what}: your eigenvalues are sqrt(m) times too large: the network has "
+                                     "the factor m^(-1/2) in front of the sum.")
+        compare(got, expected, what=f"the m (d + 1) = {m * (d + 1)} eigenvalues (sorted)", rtol=1e-8, atol=1e-10,
+                hint="neuron i's block is m^(-1/2) [[v_i tanh''(z_i) x x^T, tanh'(z_i) x], [tanh'(z_i) x^T, 0]] "
+                     "with z_i = <W_i, x>; restrict it to the plane spanned by (x/|x|, 0) and (0, 1)")
+    return passed("all m (d + 1) eigenvalues match a dense jax.hessian: 2 per neuron, "
+                  "(a_i +- sqrt(a_i^2 + 4 c_i^2)) / (2 sqrt m) with a_i = v_i tanh''(z_i) |x|^2, "
+                  "c_i = tanh'(z_i) |x|, and d - 1 zeros.")
 
 
 def _norm_221_reference(t: np.ndarray) -> float:
@@ -91,7 +109,8 @@ def check_relu_hessian_norm(candidate: Callable) -> None:
         got = call_numeric(candidate, w, x, what=f"relu_hessian_norm(w, {x}) with m = {m}")
         compare(got, _relu_hessian_norm_reference(m, x, seed), what=f"||H|| for m = {m}, x = {x}", rtol=1e-6,
                 hint="relu'' = 0, so each block is [[0, c], [c, 0]] / sqrt(m) with c = relu'(w_i x) x")
-    return passed("the ReLU Hessian norm is |x| / sqrt(m) as soon as one neuron is active: no log factor.")
+    return passed("the almost-everywhere ReLU Hessian has norm |x| / sqrt(m) as soon as one neuron is active: "
+                  "no log factor. It is the Hessian autodiff returns (relu'' = 0): the kinks are not in it.")
 
 
 def check_chizat_bach_slope(slope: float) -> None:
@@ -105,3 +124,71 @@ def check_chizat_bach_slope(slope: float) -> None:
             "parameters move by O(1/alpha), so the kernel (a smooth function of them) changes by O(1/alpha)."
         )
     return passed(f"Delta K ~ alpha^{value:.2f}: rescaling linearizes any smooth model, whatever its width.")
+
+
+# --------------------------------------------------------------------------------------
+# Exercise: the bottleneck of Theorem 4.1
+
+
+def _bottleneck_truth(r: sp.Symbol) -> sp.Expr:
+    """E|N(0, E[u^4])| * E[phi(<w, x>)^2] = sqrt(3) sqrt(2/pi) * 3 r^4 / 4, computed by sympy."""
+    g = sp.Symbol("g_check", real=True)
+    density = sp.exp(-g**2 / 2) / sp.sqrt(2 * sp.pi)
+    fourth = sp.integrate(g**4 * density, (g, -sp.oo, sp.oo))                    # E[u^4] = 3
+    mean_abs = sp.sqrt(fourth) * 2 * sp.integrate(g * density, (g, 0, sp.oo))    # E|N(0, 3)|
+    kernel = sp.integrate((r * g) ** 4 / 4 * density, (g, -sp.oo, sp.oo))      # E[((w.x)^2/2)^2]
+    return sp.simplify(mean_abs * kernel)
+
+
+def _bottleneck_simulation(r: float, m: int = 1000, draws: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """Mean and standard error of |d^2 f/da^2| |h|^2 / m over random networks of width m (x = r e_1,
+    so <w_j, x> = r w_j1)."""
+    v, u, w1 = np.random.default_rng(seed).normal(size=(3, draws, m))
+    vals = np.abs(np.sum(v * u**2, axis=1)) / np.sqrt(m) * np.mean((r * w1) ** 4 / 4, axis=1)
+    return float(vals.mean()), float(vals.std(ddof=1) / np.sqrt(draws))
+
+
+def check_bottleneck_bound(expr: sp.Expr, r: sp.Symbol) -> None:
+    """``expr`` must equal lim_{m -> inf} E[|d^2 f / da^2| |h|^2 / m] as a sympy expression in r.
+
+    The network: f = m^{-1/2} sum_k v_k phi(u_k a), a = m^{-1/2} sum_j s_j phi(<w_j, x>),
+    phi(z) = z^2 / 2, all parameters N(0, 1), |x| = r. The truth sqrt(6/pi) * 3 r^4 / 4 is
+    computed here by sympy; the comparison is symbolic, followed by a simulation.
+    """
+    if not isinstance(r, sp.Symbol):
+        raise ExerciseCheckError(f"r should be the sympy symbol your expression uses, got {type(r).__name__}")
+    if not isinstance(expr, sp.Basic):
+        raise ExerciseCheckError(f"expected a sympy expression in r, got {type(expr).__name__}")
+    if expr.has(sp.Integral, sp.Piecewise):
+        raise ExerciseCheckError("your expression still contains an unevaluated integral or a Piecewise: declare the "
+                                 "integration variable real and r positive, e.g. sp.symbols('r', positive=True).")
+    stray = sorted(map(str, expr.free_symbols - {r}))
+    if stray:
+        raise ExerciseCheckError(f"your expression contains the symbols {stray}; it should depend on r only "
+                                 "(integrate out the Gaussian variables, and take m -> infinity).")
+    truth = _bottleneck_truth(r)
+    if sp.simplify(expr - truth) == 0:
+        at = 1.3
+        mean, err = _bottleneck_simulation(at)
+        value = float(expr.subs(r, at))
+        if abs(value - mean) > 5 * err:  # cannot happen when expr == truth; kept as the numeric spot check
+            raise ExerciseCheckError(f"at r = {at} your formula gives {value:.4f}, a simulation {mean:.4f} +- {err:.4f}")
+        return passed(f"lim E||H_ss|| = {sp.simplify(truth)}: at r = {at} that is {value:.4f}, and width-1000 "
+                      f"networks give {mean:.4f} +- {err:.4f}. Width-independent and non-zero: the Hessian "
+                      "of a bottleneck network does not vanish as m grows.")
+    ratio = sp.simplify(expr / truth)
+    clues = {sp.Rational(1, 3): "E[(w.x)^4] = 3 r^4 for w.x ~ N(0, r^2) (the Gaussian fourth moment is 3 sigma^4)",
+             1 / sp.sqrt(3): "d^2f/da^2 = m^(-1/2) sum_k v_k u_k^2 has variance E[v^2] E[u^4] = 3, not 1",
+             sp.Integer(4): "phi(z)^2 = z^4 / 4: keep the 1/4",
+             sp.sqrt(sp.pi / 2): "E|N(0, s^2)| = s sqrt(2/pi), not s",
+             sp.sqrt(sp.pi / 2) / sp.sqrt(3): "E|N(0, s^2)| = s sqrt(2/pi) with s^2 = 3"}
+    if ratio.free_symbols:
+        raise ExerciseCheckError(f"your expression is {ratio} times the right one: the power of r is off. |h|^2 / m "
+                                 "averages phi(<w, x>)^2 = (w.x)^4 / 4, and w.x ~ N(0, r^2).")
+    clue = next((text for factor, text in clues.items() if sp.simplify(ratio - factor) == 0), None)
+    at = 1.3
+    raise ExerciseCheckError(
+        f"your expression is {ratio} (= {float(ratio):.4f}) times the right one; at r = {at} it gives "
+        f"{float(expr.subs(r, at)):.4f} instead of {float(truth.subs(r, at)):.4f}. "
+        + (f"Hint: {clue}." if clue else "Hint: three factors: E|N(0, 3)| = sqrt(6/pi), and E[phi(w.x)^2] = 3 r^4/4.")
+    )
