@@ -202,11 +202,22 @@ def test_gradient_flow():
     rejects(ch02.check_gradient_flow, lambda K, kt, y, a, b, t: flow_by_expm(K, kt, y, a, 0 * b, t), "f_t on the test")
 
 
-def test_width_requirement():
-    # 2 sqrt(2) n sqrt(L0) / (lam0 sqrt(m)) < lam0 / (8 n)  <=>  m > (16 sqrt(2) n^2 sqrt(L0) / lam0^2)^2
-    ch02.check_width_requirement(lambda n, L0, lam0: (16 * math.sqrt(2) * n**2 * math.sqrt(L0) / lam0**2) ** 2)
-    rejects(ch02.check_width_requirement, lambda n, L0, lam0: 16 * n**2 * L0 / lam0**2, "notes")
-    rejects(ch02.check_width_requirement, lambda n, L0, lam0: np.array([1.0, 2.0]), "expected a single number")
+def test_flip_probability():
+    # right answers: the Gaussian integral, and 2 Phi(Delta) - 1 written with erfc
+    u = sp.Symbol("u", real=True)
+    ch02.check_flip_probability(lambda D: sp.integrate(sp.exp(-(u**2) / 2) / sp.sqrt(2 * sp.pi), (u, -D, D)))
+    ch02.check_flip_probability(lambda D: 1 - sp.erfc(D / sp.sqrt(2)))
+    # classic wrong answers, each explained
+    rejects(ch02.check_flip_probability, lambda D: sp.erf(D / sp.sqrt(2)) / 2, "one side only")
+    rejects(ch02.check_flip_probability, lambda D: D * sp.sqrt(2 / sp.pi), "upper bound")
+    rejects(ch02.check_flip_probability, lambda D: sp.erf(D), "variance")
+    rejects(ch02.check_flip_probability, lambda D: sp.erfc(D / sp.sqrt(2)), "can NOT change")
+    # malformed answers: not sympy, a stray symbol, an unfinished integral
+    rejects(ch02.check_flip_probability, lambda D: "erf(Delta/sqrt(2))", "sympy expression.*got str")
+    rejects(ch02.check_flip_probability, lambda D: np.array([0.1, 0.2]), "sympy expression.*got ndarray")
+    rejects(ch02.check_flip_probability, lambda D: sp.erf(sp.Symbol("Delta") / sp.sqrt(2)), "new symbol")
+    v = sp.Symbol("v")
+    rejects(ch02.check_flip_probability, lambda D: sp.Integral(sp.exp(-(v**2) / 2), (v, -D, D)), "unevaluated")
 
 
 def test_kernel_ridge():
@@ -692,7 +703,7 @@ FUNCTION_CHECKS = {
     ch01.check_depth_scale: "depth_scale",
     ch02.check_sine_ntk: "sine_ntk",
     ch02.check_gradient_flow: "flow_predictor",
-    ch02.check_width_requirement: "width_needed",
+    ch02.check_flip_probability: "flip_probability",
     ch02.check_kernel_ridge: "krr_predict",
     ch03.check_hessian_spectrum: "hessian_spectrum",
     ch03.check_norm_221: "norm_221",
@@ -711,19 +722,20 @@ FUNCTION_CHECKS = {
     fast.check_ntk_diagonal: "ntk_diagonal",
     fast.check_lanczos_estimates: "lanczos_estimates",
 }
-VALUE_CHECKS = {ch01.check_erf_critical_point, ch03.check_chizat_bach_slope}
+VALUE_CHECKS = {ch01.check_erf_critical_point, ch03.check_chizat_bach_slope,
+                ch05.check_uv_potential}
 
 VALUE_CHECKS |= {ch01.check_leaky_relu_variance_map, ch01.check_linear_kurtosis}  # Chapter 1's derivations
 VALUE_CHECKS |= {fast.check_power_error_constant}  # the appendix's derivation exercise
 VALUE_CHECKS |= {ch06.check_lines_in_disk}  # Chapter 6's derivation exercise
-
 VALUE_CHECKS |= {ch03.check_bottleneck_bound}  # Chapter 3's derivation exercise
+
 
 def test_every_check_is_covered():
     modules = (ch01, ch02, ch03, ch04, ch05, ch06, fast)
     checks = {getattr(m, name) for m in modules for name in dir(m) if name.startswith("check_")}
     covered = set(FUNCTION_CHECKS) | VALUE_CHECKS
-    assert len(checks) == 30 and checks == covered, checks ^ covered
+    assert len(checks) == 31 and checks == covered, checks ^ covered
 
 
 def stub(*args):

@@ -144,3 +144,33 @@ def test_bad_inputs():
         regression.kernel_regression(k * np.nan, np.ones(3))
     with pytest.raises(TypeError):
         regression.kernel_regression("K", np.ones(3))
+
+
+def test_gradient_descent_predictor_is_exact_for_a_linear_model():
+    rng = np.random.default_rng(5)
+    F, F_test, y, theta0 = rng.normal(size=(5, 9)), rng.normal(size=(3, 9)), rng.normal(size=5), rng.normal(size=9)
+    lr, steps = 0.3, 37
+    theta = theta0.copy()
+    for _ in range(steps):                       # gradient descent on (1/2n) ||F theta - y||^2
+        theta = theta - lr * F.T @ (F @ theta - y) / 5
+    got = regression.gradient_descent_predictor(F @ F.T, y, lr, steps, F_test @ F.T,
+                                                f0_train=F @ theta0, f0_test=F_test @ theta0)
+    np.testing.assert_allclose(got, F_test @ theta, atol=1e-12)
+    start = regression.gradient_descent_predictor(F @ F.T, y, lr, 0, F_test @ F.T,
+                                                  f0_train=F @ theta0, f0_test=F_test @ theta0)
+    np.testing.assert_allclose(start, F_test @ theta0, atol=1e-14)
+    # small steps: close to gradient flow at t = lr * steps (Euler's error O(lr mu_max / n))
+    flow = regression.gradient_flow_predictor(F @ F.T, y, 1.0, F_test @ F.T)
+    gd = regression.gradient_descent_predictor(F @ F.T, y, 1e-4, 10_000, F_test @ F.T)
+    np.testing.assert_allclose(gd, flow, atol=1e-3)
+    # a singular kernel is fine (the factor tends to steps lr / n), and several outputs too
+    K = np.outer(F[:, 0], F[:, 0])
+    assert np.all(np.isfinite(regression.gradient_descent_predictor(K, y, lr, steps)))
+    two = regression.gradient_descent_predictor(F @ F.T, np.stack([y, 2 * y], 1), lr, steps)
+    np.testing.assert_allclose(two[:, 1], 2 * two[:, 0], rtol=1e-12)
+    with pytest.raises(ValueError, match="steps"):
+        regression.gradient_descent_predictor(F @ F.T, y, lr, -1)
+    with pytest.raises(ValueError, match="lr"):
+        regression.gradient_descent_predictor(F @ F.T, y, 0.0, 3)
+    with pytest.raises(ValueError, match="f0_train"):
+        regression.gradient_descent_predictor(F @ F.T, y, lr, 3, f0_train=np.ones(4))

@@ -136,3 +136,172 @@ def test_wide_two_hidden_layer_relu_ntk_within_ten_percent():
         emp = tangent.empirical_ntk(net.apply, net.init(jax.random.key(seed)), x)
         err = float(jnp.linalg.norm(emp - theory) / jnp.linalg.norm(theory))
         assert err < 0.10, err
+
+
+# --------------------------------------------------------------------------------------
+# Random initializations drawn in one call, and sub-networks
+
+
+def test_standard_normal_is_a_reshaped_flat_draw():
+    key = jax.random.key(7)
+    np.testing.assert_array_equal(training.standard_normal(key, (4, 3)),
+                                  jax.random.normal(key, (12,)).reshape(4, 3))
+    with pytest.raises(TypeError, match="key"):
+        training.standard_normal(7, (2,))
+    with pytest.raises(ValueError, match="shape"):
+        training.standard_normal(key, (2, -1))
+
+
+def test_init_many_has_the_structure_and_distribution_of_init():
+    net = nets.mlp((3, 5, 2), "tanh", b_std=0.5)
+    many = training.init_many(net, jax.random.key(0), 400)
+    for layer, ref in zip(many, net.init(jax.random.key(1))):
+        for name in ("W", "b"):
+            assert layer[name].shape == (400,) + ref[name].shape
+            assert layer[name].dtype == ref[name].dtype
+    entries = np.concatenate([np.ravel(a) for a in jax.tree_util.tree_leaves(many)])
+    # N(0, 1) entries: mean and variance within 5 standard errors (n = 400 * 37)
+    n = entries.size
+    assert abs(entries.mean()) < 5 / np.sqrt(n) and abs(entries.var() - 1) < 5 * np.sqrt(2 / n)
+    one = training.init_one(net, jax.random.key(0))
+    net.check_params(one)
+    np.testing.assert_array_equal(one[0]["W"], training.init_many(net, jax.random.key(0), 1)[0]["W"][0])
+    with pytest.raises(ValueError, match="NTK parameterization"):
+        training.init_many(nets.mlp((3, 5, 1), parameterization="standard"), jax.random.key(0), 2)
+    with pytest.raises(TypeError, match="nets.mlp"):
+        training.init_many(lambda w: w, jax.random.key(0), 2)
+    with pytest.raises(ValueError, match="count"):
+        training.init_many(net, jax.random.key(0), 0)
+
+
+def test_sub_network_blocks_are_networks_of_the_smaller_width():
+    big, small = nets.mlp((3, 12, 12, 1), "relu"), nets.mlp((3, 4, 4, 1), "relu")
+    p = training.init_one(big, jax.random.key(2))
+    x = np.random.default_rng(0).normal(size=(5, 3))
+    for block in range(3):
+        sub = training.sub_network(p, 4, block)
+        small.check_params(sub)
+        units = slice(4 * block, 4 * block + 4)
+        np.testing.assert_array_equal(sub[1]["W"], p[1]["W"][units, units])
+        np.testing.assert_array_equal(sub[2]["W"], p[2]["W"][units])
+        assert np.all(np.isfinite(small.apply(sub, x)))
+    with pytest.raises(ValueError, match="needs 16 hidden units"):
+        training.sub_network(p, 4, 3)
+    with pytest.raises(ValueError, match="width"):
+        training.sub_network(p, 0)
+
+
+def test_ntk_errors_match_a_direct_computation():
+    d = 3
+    x = np.random.default_rng(1).normal(size=(4, d))
+    make = lambda width: nets.mlp((d, width, 1), "relu", w_std=2**0.5)  # noqa: E731
+    theory = make(1).kernels(x).ntk
+    errors, kernels = training.ntk_errors(make, [8, 32], 2, jax.random.key(3), x, theory)
+    assert [e.shape for e in errors] == [(2,), (2,)] and kernels[0].shape == (2, 4, 4)
+    drawn = training.init_many(make(32), jax.random.key(3), 4)           # the same draw
+    first = jax.tree_util.tree_map(lambda a: a[0], training.sub_network(drawn, 8))
+    direct = tangent.empirical_ntk(make(8).apply, first, x)
+    np.testing.assert_allclose(kernels[0][0], direct, rtol=1e-10)
+    np.testing.assert_allclose(errors[0][0], np.linalg.norm(direct - theory) / np.linalg.norm(theory))
+    nested, _ = training.ntk_errors(make, [8, 32], 2, jax.random.key(3), x, theory, nested=True)
+    assert nested[0].shape == (8,) and nested[1].shape == (2,)      # 4 blocks of 8 per draw
+    with pytest.raises(ValueError, match="theory"):
+        training.ntk_errors(make, [8], 1, jax.random.key(0), x, np.eye(3))
+    with pytest.raises(ValueError, match="out_b_std"):
+        training.ntk_errors(lambda w: nets.mlp((d, w, 1), out_b_std=1.0), [8], 1, jax.random.key(0), x, theory)
+
+
+# --------------------------------------------------------------------------------------
+# Shallow networks side by side
+
+
+def _shallow_params(units):
+    return {"w": jnp.linspace(-1.5, 1.2, units), "b": jnp.cos(jnp.arange(float(units))),
+            "v": jnp.sin(jnp.arange(float(units)) + 1)}
+
+
+def test_shallow_networks_are_the_library_networks():
+    pair = training.shallow([3, 7])
+    p = _shallow_params(10)
+    x = jnp.linspace(-1, 1, 5)[:, None]
+    for r, (lo, hi) in enumerate([(0, 3), (3, 10)]):
+        net = nets.mlp((1, hi - lo, 1), "relu", w_std=2**0.5, b_std=2**0.5)
+        lib = [{"W": p["w"][None, lo:hi], "b": p["b"][lo:hi]}, {"W": p["v"][lo:hi, None], "b": jnp.zeros(1)}]
+        np.testing.assert_allclose(pair.apply(p, x)[:, r], net.apply(lib, x), atol=1e-12)
+        np.testing.assert_allclose(pair.ntk(p, x)[r], tangent.empirical_ntk(net.apply, lib, x), atol=1e-12)
+
+
+def test_shallow_ntk_is_the_kernel_of_the_trained_parameters():
+    # mixed activations and readouts, widths out of order: the closed form against the Jacobian
+    sh = training.shallow([3, 5, 3, 2], ["relu", "tanh", "tanh", "relu"], readout=[True, False, True, False])
+    p = _shallow_params(sh.units)
+    x, x2 = jnp.linspace(-1, 1, 4)[:, None], jnp.array([[0.3], [-0.7]])
+    got, cross = sh.ntk(p, x), sh.ntk(p, x, x2)
+    starts = np.concatenate([[0], np.cumsum(sh.widths)[:-1]])
+    for r, (start, width) in enumerate(zip(starts, sh.widths)):
+        act = {"relu": jax.nn.relu, "tanh": jnp.tanh}[sh.activations[r]]
+
+        def f(q, xs, r=r, width=width, act=act):
+            v = q["v"] if sh.readout[r] else jax.lax.stop_gradient(q["v"])
+            return jnp.sqrt(2.0 / width) * act(xs[:, :1] * q["w"] + q["b"]) @ v
+
+        own = {k: a[start:start + width] for k, a in p.items()}
+        np.testing.assert_allclose(sh.apply(p, x)[:, r], f(own, x), atol=1e-12)
+        np.testing.assert_allclose(got[r], tangent.jacobian_ntk(f, own, x), atol=1e-12)
+        np.testing.assert_allclose(cross[r], tangent.jacobian_ntk(f, own, x, x2), atol=1e-12)
+    # a unit mask keeps the part of the kernel carried by those units
+    mask = jnp.zeros(sh.units).at[:3].set(1.0)
+    np.testing.assert_allclose(sh.ntk(p, x, unit_mask=mask)[0], got[0], atol=1e-12)
+    np.testing.assert_allclose(sh.ntk(p, x, unit_mask=mask)[1:], 0.0, atol=1e-12)
+
+
+def test_shallow_frozen_readout_is_not_trained():
+    sh = training.shallow([4, 4], readout=[True, False])
+    p = _shallow_params(8)
+    x, y = jnp.linspace(-1, 1, 3)[:, None], jnp.ones((3, 2))
+    grad = jax.grad(training.mse_loss(sh.apply, x, y))(p)
+    assert np.all(np.asarray(grad["v"][4:]) == 0.0) and np.any(np.asarray(grad["v"][:4]) != 0.0)
+
+
+def test_shallow_validation():
+    with pytest.raises(TypeError, match="widths"):
+        training.shallow(5)
+    with pytest.raises(ValueError, match="widths"):
+        training.shallow([3, 0])
+    with pytest.raises(ValueError, match="activation"):
+        training.shallow([3, 4], ["relu"])
+    with pytest.raises(ValueError, match="unknown|activation"):
+        training.shallow([3], "sigmoidal")
+    with pytest.raises(ValueError, match="readout"):
+        training.shallow([3, 4], readout=[True])
+    with pytest.raises(ValueError, match="scale"):
+        training.shallow([3], scale=0.0)
+
+
+def test_shallow_kernel_change():
+    x = jnp.linspace(-1, 1, 6)[:, None]
+    y = jnp.sin(3 * x[:, 0])
+    sh = training.shallow([16, 16, 16], ["relu", "relu", "tanh"], readout=[True, False, True])
+    p0 = sh.init(jax.random.key(0))
+    run = training.shallow_kernel_change(sh, p0, x, y, 0.2, 50)
+    # against the definitions, recomputed here
+    k0, kt = sh.ntk(p0, x), sh.ntk(run.final, x)
+    expected = np.linalg.norm(kt - k0, axis=(1, 2)) / np.linalg.norm(k0, axis=(1, 2))
+    np.testing.assert_allclose(run.delta_k, expected, rtol=1e-10)
+    sign = lambda p: np.asarray(x[:, :1] * p["w"] + p["b"] > 0)  # noqa: E731
+    flipped = np.any(sign(p0) != sign(run.final), axis=0)
+    np.testing.assert_allclose(run.flipped, flipped.reshape(3, 16).mean(axis=1))
+    # frozen-readout relu: the kernel changes only through units whose pre-activation changed sign
+    np.testing.assert_allclose(run.delta_k_flipped[1], run.delta_k[1], rtol=1e-10)
+    np.testing.assert_array_equal(run.final["v"][16:32], p0["v"][16:32])
+    assert run.losses.shape == (50,) and run.losses[-1] < run.losses[0]
+    with pytest.raises(TypeError, match="Shallow"):
+        training.shallow_kernel_change(nets.mlp((1, 3, 1)), p0, x, y, 0.1, 3)
+    with pytest.raises(ValueError, match="params"):
+        training.shallow_kernel_change(sh, {"w": p0["w"]}, x, y, 0.1, 3)
+    with pytest.raises(ValueError, match=r"shape \(n, 1\)"):
+        training.shallow_kernel_change(sh, p0, jnp.ones((6, 2)), y, 0.1, 3)
+    with pytest.raises(ValueError, match="y must have 6"):
+        training.shallow_kernel_change(sh, p0, x, y[:3], 0.1, 3)
+    with pytest.raises(ValueError, match="lr"):
+        training.shallow_kernel_change(sh, p0, x, y, -0.1, 3)

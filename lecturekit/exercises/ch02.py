@@ -1,8 +1,8 @@
 """Checks for the exercises of chapter 2 (the neural tangent kernel).
 
 Each check compares the learner's function with a reference computed here by an
-independent route (quadrature, Euler integration of the ODE, a primal solve with numpy)
-and raises :class:`ExerciseCheckError` with a hint when they disagree.
+independent route (quadrature, Runge-Kutta integration of the ODE, a sympy integral, a
+primal solve with numpy) and raises :class:`ExerciseCheckError` with a hint when they disagree.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import functools
 from typing import Callable
 
 import numpy as np
+import sympy as sp
 
-from . import as_scalar, call_numeric, compare, passed, require_callable
+from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
-__all__ = ["check_sine_ntk", "check_gradient_flow", "check_width_requirement", "check_kernel_ridge"]
+__all__ = ["check_sine_ntk", "check_gradient_flow", "check_flip_probability", "check_kernel_ridge"]
 
 
 def check_sine_ntk(sine_ntk: Callable) -> None:
@@ -96,19 +97,54 @@ def _expm_sym(a: np.ndarray) -> np.ndarray:
     return (u * np.exp(mu)) @ u.T
 
 
-def check_width_requirement(width_needed: Callable) -> None:
-    """width_needed(n, L0, lam0): the width above which Du et al.'s argument closes."""
-    require_callable(width_needed, what="width_needed")
-    cases = [(4, 0.5, 0.1), (10, 1.3, 0.25), (3, 0.2, 0.05)]
-    for n, L0, lam0 in cases:
-        got = call_numeric(width_needed, n, L0, lam0, what=f"width_needed({n}, {L0}, {lam0})")
-        notes = 16 * n**2 * L0 / lam0**2
-        hint = "set Delta* = 2 sqrt(2) n sqrt(L0) / (lam0 sqrt(m)) equal to Delta = lam0 / (8 n) and solve for m"
-        got = as_scalar(got, what=f"width_needed({n}, {L0}, {lam0})")
-        if np.isclose(got, notes, rtol=1e-9):
-            hint = "that is the notes' (wrong) 16 n^2 L0 / lam0^2; " + hint
-        compare(got, 512 * n**4 * L0 / lam0**4, what=f"width for n={n}, L0={L0}, lam0={lam0}", rtol=1e-9, hint=hint)
-    return passed("m > 512 n^4 L(0) / lambda_0^4.")
+def check_flip_probability(flip_probability: Callable) -> None:
+    """flip_probability(Delta) -> sympy expression: P(|w.x| <= Delta) for w ~ N(0, I), ||x|| = 1.
+
+    ``Delta`` is passed as a positive sympy Symbol. The reference is erf(Delta / sqrt(2)) (the
+    mass of N(0, 1) on [-Delta, Delta]); the comparison is symbolic (``sympy.simplify`` of the
+    difference, rewritten with erf), with a numeric spot check at Delta = 0.3, and classic mistakes are named.
+    """
+    require_callable(flip_probability, what="flip_probability")
+    delta = sp.Symbol("Delta", positive=True)
+    got = call(flip_probability, delta, what="flip_probability(Delta)")
+    if got is None:
+        raise ExerciseCheckError("flip_probability(Delta): got None. Does your function end with a `return` statement?")
+    if isinstance(got, (str, bytes)) or not isinstance(got, (sp.Basic, int, float)):
+        raise ExerciseCheckError(
+            f"flip_probability(Delta) should return a sympy expression in Delta, got {type(got).__name__}")
+    got = sp.sympify(got)
+    if got.has(sp.Integral):
+        raise ExerciseCheckError(
+            "flip_probability(Delta) still contains an unevaluated integral: declare the integration "
+            "variable real (sp.Symbol('u', real=True)) so that sympy can finish it.")
+    stray = sorted(map(str, got.free_symbols - {delta}))
+    if stray:
+        raise ExerciseCheckError(
+            f"flip_probability(Delta) contains the symbols {stray}: it must depend on the Delta passed "
+            "to it only (w.x is a standard Gaussian for a unit x, whatever the dimension)."
+            + (" (Your 'Delta' is a new symbol, not the argument: use the argument of your function.)"
+               if "Delta" in stray else ""))
+    truth = sp.erf(delta / sp.sqrt(2))
+    residue = sp.simplify((got - truth).rewrite(sp.erf))   # erfc, erfi, ... written with erf
+    value = complex(got.subs(delta, sp.Rational(3, 10)).evalf())
+    expected = float(truth.subs(delta, sp.Rational(3, 10)).evalf())
+    if residue == 0 and abs(value - expected) < 1e-12:
+        return passed("P(|w.x| <= Delta) = erf(Delta / sqrt(2)) <= Delta sqrt(2 / pi).")
+    hints = [
+        (truth / 2, "that is P(0 <= w.x <= Delta), one side only: the sign can change from either side of 0"),
+        (delta * sp.sqrt(2 / sp.pi), "that is the upper bound Delta sqrt(2/pi) (the density is at most "
+                                     "1/sqrt(2 pi)), not the probability itself"),
+        (sp.erf(delta), "erf(Delta) is P(|u| <= Delta) for u ~ N(0, 1/2); w.x has variance ||x||^2 = 1"),
+        (1 - truth, "that is the probability that the sign can NOT change"),
+    ]
+    hint = "integrate the N(0, 1) density from -Delta to Delta"
+    for wrong, why in hints:
+        if sp.simplify((got - wrong).rewrite(sp.erf)) == 0:
+            hint = why
+            break
+    raise ExerciseCheckError(
+        f"flip_probability(Delta) = {got} differs from the probability: at Delta = 0.3 it gives "
+        f"{value.real:.6f}, the probability is {expected:.6f}. Hint: {hint}.")
 
 
 def check_kernel_ridge(krr_predict: Callable) -> None:
