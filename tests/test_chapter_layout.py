@@ -2,8 +2,8 @@
 
 - Front matter: learning goals, prerequisites, reading and run time.
 - Sections numbered "N.k" in chapter N; exercises, summary and references unnumbered.
-- What the HTML shows: a visible code cell (no hide-input / hide-cell / remove-input tag)
-  has at most 15 lines unless it is tagged `lesson-code` (the text says why it is worth
+- What the HTML shows: a visible code cell (no hide-input / hide-cell / remove-input tag, and
+  not a worked solution, which sits in a collapsed dropdown) has at most 15 lines unless it is tagged `lesson-code` (the text says why it is worth
   reading); no code line is longer than 88 characters (nothing scrolls sideways).
 - Figures: every figure cell has a `fig-...` name and a caption in its `mystnb: figure:`
   metadata, and the prose refers to it with {numref}. (tests/test_book_build.py checks the
@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "chapters").glob("ch[0-9][0-9]_*.md"))
 READER_PAGES = CHAPTERS + [p for p in [ROOT / "chapters" / "appendix_fast.md",
                                        ROOT / "chapters" / "course_guide.md"] if p.is_file()]
-HIDDEN = {"hide-input", "hide-cell", "remove-input", "remove-cell"}
+# Collapsed in the HTML: verification cells, and worked solutions (inside the solution dropdown).
+HIDDEN = {"hide-input", "hide-cell", "remove-input", "remove-cell", "solution"}
 MAX_VISIBLE_LINES = 15
 MAX_LINE = 88
 UNNUMBERED = {"Exercises", "Summary", "References", "Further reading"}
@@ -54,8 +55,8 @@ def test_front_matter(path):
     missing = [item for item in ("**Learning goals.**", "**Prerequisites.**", "**Reading time**",
                                  "**run time**") if item not in head]
     assert not missing, f"{path.name}: the front matter (before the first section) lacks {missing}"
-    goals = re.search(r"\*\*Learning goals\.\*\*.*?\n((?:\s*[-*] .*\n?)+)", head)
-    assert goals and len(re.findall(r"^\s*[-*] ", goals.group(1), re.M)) >= 3, (
+    goals = head[head.index("**Learning goals.**"):].split("\n\n")[0]
+    assert len(re.findall(r"^\s*[-*] ", goals, re.M)) >= 3, (
         f"{path.name}: list at least three learning goals as bullets")
 
 
