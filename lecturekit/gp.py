@@ -175,6 +175,7 @@ def posterior_z_scores(
         raise ValueError(f"n_train must be < the number of points {k.shape[0]}, got {n}")
     noise = check_real(noise, name="noise", nonnegative=True)
     num_draws = check_positive_int(num_draws, name="num_draws")
+    jitter = check_real(jitter, name="jitter", nonnegative=True)
     a = np.asarray(k)
     post = posterior(a[:n, :n], a[n:, :n], a[n:, n:], np.zeros(n), noise=noise)
     factor, _ = cholesky(a, jitter=jitter * (float(np.mean(np.abs(np.diag(a)))) or 1.0))

@@ -23,7 +23,7 @@ vmap-friendly so that several seeds run as one batched computation.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 import jax.flatten_util
 
@@ -550,6 +550,7 @@ def max_block_norm_moments(m: ArrayLike, scale: float = 1.0) -> tuple[np.ndarray
     """
     import scipy.special
 
+    widths = _widths(m)
     s = check_real(scale, name="scale", positive=True)
     z = np.linspace(-9.0, 9.0, 3601) * s
     weights = np.exp(-0.5 * (z / s) ** 2)
@@ -561,7 +562,7 @@ def max_block_norm_moments(m: ArrayLike, scale: float = 1.0) -> tuple[np.ndarray
         room = t - c**2 / np.where(t > 0, t, 1.0)
         tail = np.where(spread > 0, scipy.special.erfc(room / (np.sqrt(2.0) * spread)), 0.0)
     survival = np.where(t <= c, 1.0, tail) @ weights
-    return _max_moments(survival, _widths(m))
+    return _max_moments(survival, widths)
 
 
 # --------------------------------------------------------------------------- ReLU: the kinks
@@ -723,6 +724,8 @@ def first_units_width_sweep(
     x_eval = as_host_float_array(x_eval, name="x_eval", ndim=1, nonempty=True)
     check_key(key)
     max_width = check_positive_int(max_width, name="max_width")
+    if isinstance(widths, (str, bytes)) or not isinstance(widths, Iterable):
+        raise TypeError(f"widths must be a sequence of positive integers, got {widths!r}")
     widths = tuple(check_positive_int(m, name="widths[i]") for m in widths)
     if not widths or max(widths) > max_width:
         raise ValueError(f"widths must be a non-empty tuple of widths <= max_width = {max_width}, got {widths}")

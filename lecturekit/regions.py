@@ -71,10 +71,12 @@ __all__ = [
     "pattern_map_2d",
     "plot_regions_2d",
     "random_params",
+    "draw_params",
+    "LineCounts",
+    "line_counts",
+    "characteristic_polynomial",
+    "zaslavsky_cells",
 ]
-# Also public, used by Chapter 6: draw_params, LineCounts, line_counts,
-# characteristic_polynomial, zaslavsky_cells. They validate their arguments (tests in
-# tests/test_regions.py) and join __all__ once tests/validation_cases.py (shared) lists them.
 
 
 # --------------------------------------------------------------------------- validation

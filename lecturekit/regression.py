@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from ._validation import as_float_array, check_range, check_real, is_traced
+from ._validation import as_float_array, check_positive_int, check_range, check_real, is_traced
 
 __all__ = [
     "kernel_regression",
@@ -250,8 +250,7 @@ def gradient_descent_predictor(
     """
     prob = _check_problem(k_train, y, k_test_train)
     lr = check_real(lr, name="lr", positive=True)
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
+    steps = check_positive_int(steps, name="steps", minimum=0)
     f0s = _zeros(prob.y.shape, prob.y) if f0_train is None else _array(f0_train, name="f0_train")
     if f0s.shape != prob.y.shape:
         raise ValueError(f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}")

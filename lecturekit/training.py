@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -268,6 +268,33 @@ def _check_loop(loss_fn: Any, params: Any, lr: Any, steps: Any) -> None:
     check_positive_int(steps, name="steps", minimum=0)
 
 
+def _check_sequence(value: Any, *, name: str, what: str) -> None:
+    """Require a sequence (any iterable but a string); ``what`` describes it in the message."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be {what}, got {value!r}")
+
+
+def _check_mlp_layers(params: Any) -> None:
+    """Require the parameters of a ``nets.mlp`` network with at least one hidden layer: layer
+    dicts of W (..., n_in, n_out) and b (..., n_out) that chain, floating and (if concrete)
+    finite; leading batch axes are allowed."""
+    if not isinstance(params, (list, tuple)) or len(params) < 2:
+        raise ValueError("params must be the list of layer dicts of an MLP with at least one hidden layer")
+    for i, layer in enumerate(params):
+        if not isinstance(layer, dict) or set(layer) != {"W", "b"}:
+            raise ValueError(f"params[{i}] must be a dict with keys 'W' and 'b'")
+    check_params_pytree(params)
+    previous = None
+    for i, layer in enumerate(params):
+        w, b = np.shape(layer["W"]), np.shape(layer["b"])
+        if len(w) < 2 or len(b) < 1 or w[-1] != b[-1] or w[:-2] != b[:-1]:
+            raise ValueError(f"params[{i}] must have W of shape (..., n_in, n_out) and b of shape (..., n_out), "
+                             f"got {w} and {b}")
+        if previous is not None and w[-2] != previous:
+            raise ValueError(f"params[{i}]['W'] must have {previous} rows (the width of layer {i - 1}), got shape {w}")
+        previous = w[-1]
+
+
 def _warn_divergence(losses: jax.Array, lr: float) -> None:
     """Warn if gradient descent blew up: a non-finite loss means lr is beyond the stable step."""
     values = concrete(losses)
@@ -293,6 +320,7 @@ def standard_normal(key: jax.Array, shape: Sequence[int]) -> jax.Array:
     2-D shapes.
     """
     check_key(key)
+    _check_sequence(shape, name="shape", what="a sequence of integers >= 0")
     shape = tuple(check_positive_int(s, name=f"shape[{i}]", minimum=0) for i, s in enumerate(shape))
     return _flat_normal(key, shape)
 
@@ -343,12 +371,11 @@ def sub_network(params: Any, width: int, block: int = 0) -> Any:
     an initialization of the width-``width`` network, and different blocks are
     independent of each other (they share only the readout bias).
     """
-    if not isinstance(params, (list, tuple)) or len(params) < 2:
-        raise ValueError("params must be the list of layer dicts of an MLP with at least one hidden layer")
+    _check_mlp_layers(params)
     width = check_positive_int(width, name="width")
     block = check_positive_int(block, name="block", minimum=0)
     units = slice(block * width, (block + 1) * width)
-    hidden = params[0]["W"].shape[-1]
+    hidden = min(np.shape(layer["W"])[-1] for layer in params[:-1])
     if units.stop > hidden:
         raise ValueError(f"block {block} of width {width} needs {units.stop} hidden units, the network has {hidden}")
     last = len(params) - 1
@@ -379,6 +406,7 @@ def ntk_errors(
     are correlated).
     """
     check_callable(make_net, name="make_net", what="a function width -> nets.mlp network")
+    _check_sequence(widths, name="widths", what="a sequence of positive integers")
     widths = tuple(check_positive_int(w, name="widths") for w in widths)
     if not widths:
         raise ValueError("widths must not be empty")
@@ -387,9 +415,14 @@ def ntk_errors(
     x = as_float_array(x, name="x", ndim=2)
     theory = np.asarray(as_float_array(theory, name="theory", ndim=2))
     if theory.shape != (x.shape[0], x.shape[0]):
-        raise ValueError(f"theory must have shape {(x.shape[0], x.shape[0])}, got {theory.shape}")
-    if make_net(1).out_b_std != 0.0:
+        raise ValueError(f"theory must have shape {(x.shape[0], x.shape[0])} (n x n for the n rows of x), "
+                         f"got {theory.shape}")
+    net1 = make_net(1)
+    if net1.out_b_std != 0.0:
         raise ValueError("make_net must build networks with out_b_std = 0 (blocks share the readout bias)")
+    if x.shape[1] != net1.input_dim:
+        raise ValueError(f"x must have shape (n, {net1.input_dim}) (the networks' input dimension), "
+                         f"got {tuple(x.shape)}")
     emp = [np.asarray(k) for k in _ntk_draws(make_net, widths, seeds, key, x, nested)]
     errors = [np.linalg.norm(k - theory, axis=(-2, -1)) / np.linalg.norm(theory) for k in emp]
     return errors, emp
@@ -536,17 +569,23 @@ def shallow(
 
     ``activation`` and ``readout`` are one value for all networks or one per network.
     """
-    if isinstance(widths, (str, bytes)) or not hasattr(widths, "__len__") or len(widths) == 0:
+    if isinstance(widths, (str, bytes)) or not hasattr(widths, "__len__"):
         raise TypeError(f"widths must be a non-empty sequence of positive integers, got {widths!r}")
+    if len(widths) == 0:
+        raise ValueError("widths must be a non-empty sequence of positive integers, got an empty one")
     widths = tuple(check_positive_int(w, name=f"widths[{i}]") for i, w in enumerate(widths))
     count = len(widths)
+    if not isinstance(activation, str):
+        _check_sequence(activation, name="activation", what="an activation name or a sequence of them")
     names = (activation,) * count if isinstance(activation, str) else tuple(activation)
     if len(names) != count:
         raise ValueError(f"activation must be one name or one per network ({count}), got {len(names)}")
-    for name in set(names):
+    for name in dict.fromkeys(names):
         _activations.get(name)
+    if not isinstance(readout, (bool, np.bool_)):
+        _check_sequence(readout, name="readout", what="True/False or a sequence of them")
     flags = (readout,) * count if isinstance(readout, (bool, np.bool_)) else tuple(readout)
-    if isinstance(readout, (str, bytes)) or len(flags) != count:
+    if len(flags) != count:
         raise ValueError(f"readout must be True/False or one per network ({count}), got {readout!r}")
     scale = check_real(scale, name="scale", positive=True)
     return Shallow(widths, names, tuple(bool(f) for f in flags), scale)
@@ -588,7 +627,7 @@ def shallow_kernel_change(sh: Shallow, params: dict, x: ArrayLike, y: ArrayLike,
         raise ValueError(f"x must have shape (n, 1) (a scalar input), got {tuple(x.shape)}")
     y = as_float_array(y, name="y", ndim=1).astype(dtype)
     if y.shape[0] != x.shape[0]:
-        raise ValueError(f"y must have {x.shape[0]} entries (one per input), got {y.shape[0]}")
+        raise ValueError(f"y must have {x.shape[0]} entries (one per row of x), got {y.shape[0]}")
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps")
     return _shallow_kernel_change(sh, params, x, y, lr, steps)
