@@ -106,7 +106,8 @@ def kernel_heatmap(
 
 
 # Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
-CATEGORY_COLOURS = ("#0072B2", "#E69F00", "#D55E00", "#009E73", "#CC79A7", "#56B4E9",
+# The first three (blue, orange, reddish purple) stay apart in lightness as well as hue.
+CATEGORY_COLOURS = ("#0072B2", "#E69F00", "#CC79A7", "#009E73", "#D55E00", "#56B4E9",
                     "#F0E442", "#000000")
 
 
