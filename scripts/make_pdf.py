@@ -102,7 +102,14 @@ async () => {
   await Promise.all(Array.from(document.images, (img) => img.complete ? null : new Promise((done) => {
     img.addEventListener("load", done); img.addEventListener("error", done);
   })));
-  document.querySelectorAll("details").forEach((d) => { d.open = true; });
+  // Collapsed blocks become plain blocks: Chromium printed an opened <details> of a hidden
+  // cell as an empty frame.
+  document.querySelectorAll("details").forEach((d) => {
+    const block = document.createElement("div");
+    block.className = d.className + " pdf-opened";
+    Array.from(d.childNodes).forEach((n) => { if (n.nodeName !== "SUMMARY") block.appendChild(n); });
+    d.replaceWith(block);
+  });
   const math = Array.from(document.querySelectorAll(".math"));
   // The headings of every page, their math as text (MathJax's assistive MathML), for the bookmarks.
   const headings = [];
