@@ -290,16 +290,7 @@ def correlation_map(
     At the fixed point K = K* the denominator V(K*) equals K*, and c(1) = 1; the slope
     dc/drho at rho = 1 is chi_perp(K*).
     """
-    act = _act.get(activation)
-    c_w, c_b = _check_weights(c_w, c_b)
-    nodes = check_positive_int(nodes, name="nodes", minimum=2)
-    r = as_float_array(rho, name="rho")
-    r_np = _concrete(r)
-    if r_np is not None and np.any(np.abs(r_np) > 1.0 + 1e-12):
-        raise ValueError("rho is a correlation and must lie in [-1, 1]")
-    k = _check_variance(variance, "variance")
-    check_broadcastable(rho=r, variance=k)
-    r, k = jnp.broadcast_arrays(jnp.clip(r, -1.0, 1.0), k)
+    act, r, k, c_w, c_b, nodes = _check_correlation_args(rho, variance, activation, c_w, c_b, nodes)
     k11, k12, _ = _cov_step(k, r * k, k, act, c_w, c_b, nodes)
     return k12 / k11
 
@@ -405,16 +396,7 @@ def correlation_slope(
     * at the fixed point rho* < 1 of the chaotic phase it is the rate of rho_l - rho* -> 0,
       and the correlation depth scale there is -1 / ln c'(rho*) (Schoenholz et al. 2017).
     """
-    act = _act.get(activation)
-    c_w, c_b = _check_weights(c_w, c_b)
-    nodes = check_positive_int(nodes, name="nodes", minimum=2)
-    r = as_float_array(rho, name="rho")
-    r_np = _concrete(r)
-    if r_np is not None and np.any(np.abs(r_np) > 1.0 + 1e-12):
-        raise ValueError("rho is a correlation and must lie in [-1, 1]")
-    k = _check_variance(variance, "variance")
-    check_broadcastable(rho=r, variance=k)
-    r, k = jnp.broadcast_arrays(jnp.clip(r, -1.0, 1.0), k)
+    act, r, k, c_w, c_b, nodes = _check_correlation_args(rho, variance, activation, c_w, c_b, nodes)
     return _correlation_slope(r, k, act, c_w, c_b, nodes)
 
 
@@ -620,3 +602,19 @@ def relu_output_mixture(
     chi2 = np.where(active > 0, scipy.stats.chi2.ppf(u[depth:-1], np.maximum(active, 1)), 0.0)
     k_out = k1 * np.prod(2.0 * chi2 / n, axis=0)
     return np.sqrt(k_out) * scipy.stats.norm.ppf(u[-1]), k_out
+
+
+def _check_correlation_args(rho, variance, activation, c_w, c_b, nodes):
+    """Validated (activation, rho, variance broadcast together, c_w, c_b, nodes) of the
+    correlation map and its slope; rho is clipped to [-1, 1] after the range check."""
+    act = _act.get(activation)
+    c_w, c_b = _check_weights(c_w, c_b)
+    nodes = check_positive_int(nodes, name="nodes", minimum=2)
+    r = as_float_array(rho, name="rho")
+    r_np = _concrete(r)
+    if r_np is not None and np.any(np.abs(r_np) > 1.0 + 1e-12):
+        raise ValueError("rho is a correlation and must lie in [-1, 1]")
+    k = _check_variance(variance, "variance")
+    check_broadcastable(rho=r, variance=k)
+    r, k = jnp.broadcast_arrays(jnp.clip(r, -1.0, 1.0), k)
+    return act, r, k, c_w, c_b, nodes

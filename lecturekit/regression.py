@@ -179,16 +179,7 @@ def gradient_flow_predictor(
     prob = _check_problem(k_train, y, k_test_train)
     times = _array(t, name="t")
     check_range(times, name="t", lo=0.0, what="a training time")
-    f0s = _zeros(prob.y.shape, prob.y) if f0_train is None else _array(f0_train, name="f0_train")
-    if f0s.shape != prob.y.shape:
-        raise ValueError(f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}")
-    out_shape = (prob.k_test_train.shape[0],) + prob.y.shape[1:]
-    if f0_test is None:
-        f0t = f0s if k_test_train is None else _zeros(out_shape, prob.y)
-    else:
-        f0t = _array(f0_test, name="f0_test")
-        if f0t.shape != out_shape:
-            raise ValueError(f"f0_test must have shape {out_shape}, got {tuple(f0t.shape)}")
+    f0s, f0t = _initial_outputs(prob, f0_train, f0_test, k_test_train)
     return _run(_flow_predict, prob.k_train, prob.y, times, prob.k_test_train, f0s, f0t)
 
 
@@ -251,16 +242,7 @@ def gradient_descent_predictor(
     prob = _check_problem(k_train, y, k_test_train)
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps", minimum=0)
-    f0s = _zeros(prob.y.shape, prob.y) if f0_train is None else _array(f0_train, name="f0_train")
-    if f0s.shape != prob.y.shape:
-        raise ValueError(f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}")
-    out_shape = (prob.k_test_train.shape[0],) + prob.y.shape[1:]
-    if f0_test is None:
-        f0t = f0s if k_test_train is None else _zeros(out_shape, prob.y)
-    else:
-        f0t = _array(f0_test, name="f0_test")
-        if f0t.shape != out_shape:
-            raise ValueError(f"f0_test must have shape {out_shape}, got {tuple(f0t.shape)}")
+    f0s, f0t = _initial_outputs(prob, f0_train, f0_test, k_test_train)
     return _run(_gd_predict, prob.k_train, prob.y, prob.k_test_train, f0s, f0t, lr=lr, steps=int(steps))
 
 
@@ -277,3 +259,19 @@ def _gd_predict(xp, k, y, kt, f0s, f0t, *, lr, steps):
     resid = u.T @ (y - f0s)
     moved = (kt @ u) @ (factor * resid if y.ndim == 1 else factor[:, None] * resid)
     return f0t + moved
+
+
+def _initial_outputs(prob, f0_train, f0_test, k_test_train):
+    """The model's outputs at initialization on S and on X_test, checked against y's shape
+    (default 0; with k_test_train None the test points are S, so f0_test defaults to f0_train)."""
+    f0s = _zeros(prob.y.shape, prob.y) if f0_train is None else _array(f0_train, name="f0_train")
+    if f0s.shape != prob.y.shape:
+        raise ValueError(f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}")
+    out_shape = (prob.k_test_train.shape[0],) + prob.y.shape[1:]
+    if f0_test is None:
+        f0t = f0s if k_test_train is None else _zeros(out_shape, prob.y)
+    else:
+        f0t = _array(f0_test, name="f0_test")
+        if f0t.shape != out_shape:
+            raise ValueError(f"f0_test must have shape {out_shape}, got {tuple(f0t.shape)}")
+    return f0s, f0t
