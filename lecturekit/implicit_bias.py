@@ -572,9 +572,7 @@ def circle_model(theta: ArrayLike, kappa: float) -> tuple[jax.Array, jax.Array]:
     and theta = pi with curvature (1 - kappa)^2 (flat). Requires |kappa| < 1.
     """
     th = as_float_array(theta, name="theta")
-    k = check_real(kappa, name="kappa")
-    if abs(k) >= 1:
-        raise ValueError(f"kappa must satisfy |kappa| < 1, got {kappa}")
+    k = _check_kappa(kappa)
     return _circle_f(th, k)
 
 
@@ -612,9 +610,7 @@ def circle_sgd_occupation(
     larger where the loss is sharp (f'^2 = L'' at a minimum) when label_sd > 0.
     Chains start uniformly on the circle; averages over steps burn_in .. steps - 1.
     """
-    k = check_real(kappa, name="kappa")
-    if abs(k) >= 1:
-        raise ValueError(f"kappa must satisfy |kappa| < 1, got {kappa}")
+    k = _check_kappa(kappa)
     eta = check_real(lr, name="lr", positive=True)
     ls = check_real(label_sd, name="label_sd", nonnegative=True)
     ts = check_real(tilt_sd, name="tilt_sd", nonnegative=True)
@@ -653,9 +649,7 @@ def circle_chain_stationary(
     see :func:`circle_sgd_occupation`) is discretized on ``grid`` cells of [-pi, pi); the
     stationary vector solves pi = pi P. Returns (cell centres, density).
     """
-    k = check_real(kappa, name="kappa")
-    if abs(k) >= 1:
-        raise ValueError(f"kappa must satisfy |kappa| < 1, got {kappa}")
+    k = _check_kappa(kappa)
     eta = check_real(lr, name="lr", positive=True)
     ls = check_real(label_sd, name="label_sd", nonnegative=True)
     ts = check_real(tilt_sd, name="tilt_sd", positive=True)
@@ -687,9 +681,7 @@ def circle_fokker_planck(
     th = np.asarray(as_float_array(theta, name="theta", ndim=1), float)
     if th.size < 3 or np.any(np.diff(th) <= 0):
         raise ValueError("theta must be an increasing grid of at least 3 points")
-    k = check_real(kappa, name="kappa")
-    if abs(k) >= 1:
-        raise ValueError(f"kappa must satisfy |kappa| < 1, got {kappa}")
+    k = _check_kappa(kappa)
     eta = check_real(lr, name="lr", positive=True)
     ls = check_real(label_sd, name="label_sd", nonnegative=True)
     ts = check_real(tilt_sd, name="tilt_sd", positive=True)
@@ -781,3 +773,11 @@ def _walk_run(key, n, walkers, steps, burn_in, slow, fast):
 
     (_, acc, _), _ = jax.lax.scan(step, (pos, jnp.zeros(walkers, jnp.float32), 0), jax.random.split(k_run, steps))
     return acc.astype(jnp.result_type(float)) / (steps - burn_in)
+
+
+def _check_kappa(kappa) -> float:
+    """The asymmetry kappa of f(theta) = sin(theta) (1 + kappa cos(theta)), |kappa| < 1."""
+    k = check_real(kappa, name="kappa")
+    if abs(k) >= 1:
+        raise ValueError(f"kappa must satisfy |kappa| < 1, got {kappa}")
+    return k

@@ -44,6 +44,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
 
 
 @pytest.fixture(scope="session")
+def book_build():
+    """`build_book` (below), for book tests that build another edition of the book."""
+    return build_book
+
+
+@pytest.fixture(scope="session")
 def book(book_timings) -> Path:
     """Build the book with warnings as errors (`jupyter-book build -W -n`); the HTML folder.
 
@@ -52,18 +58,28 @@ def book(book_timings) -> Path:
     """
     if not MATHJAX_SOURCE.is_file():
         pytest.fail(f"{MATHJAX_SOURCE.relative_to(ROOT)} is missing: run `make mathjax` first")
+    build_book([], label="jupyter-book build", timings=book_timings)
+    return HTML
+
+
+def build_book(options: list[str], *, label: str, timings: list[str]) -> str:
+    """Run `jupyter-book build -W -n --keep-going [options] ROOT`; its output.
+
+    Fails the test if the build fails or Sphinx warns; records the wall and CPU time in
+    `timings` under `label`.
+    """
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
     start, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     result = subprocess.run(
-        [str(jupyter_book), "build", "-W", "-n", "--keep-going", str(ROOT)],
+        [str(jupyter_book), "build", "-W", "-n", "--keep-going", *options, str(ROOT)],
         cwd=ROOT, capture_output=True, text=True,
     )
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = used.ru_utime + used.ru_stime - children.ru_utime - children.ru_stime
-    book_timings.append(f"jupyter-book build: {time.perf_counter() - start:.1f} s wall, {cpu:.1f} s CPU")
+    timings.append(f"{label}: {time.perf_counter() - start:.1f} s wall, {cpu:.1f} s CPU")
     output = result.stdout + result.stderr
-    assert result.returncode == 0, f"jupyter-book build failed:\n{output[-8000:]}"
+    assert result.returncode == 0, f"{label} failed:\n{output[-8000:]}"
     # Sphinx's "path:line: WARNING: ..." lines (not the kernels' "[IPKernelApp] WARNING | ...").
     warnings = [line for line in output.splitlines() if re.search(r"(^|: )(WARNING|ERROR|CRITICAL): ", line)]
     assert not warnings, "\n".join(warnings)
-    return HTML
+    return output

@@ -28,6 +28,7 @@ import functools
 import os
 import re
 import resource
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -43,18 +44,11 @@ pytestmark = pytest.mark.book
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
-# Flags for a throw-away headless browser that talks to nothing but the local server
-# (--no-sandbox: the tests may run as root, where Chromium's sandbox refuses to start).
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]
+# Flags for a throw-away headless browser that talks to nothing but the local server: the
+# ones scripts/make_pdf.py prints the book with.
+sys.path.insert(0, str(ROOT / "scripts"))
+from make_pdf import CHROMIUM_ARGS  # noqa: E402
+
 VIEWPORT = {"width": 1280, "height": 900}
 LOCALHOST = "127.0.0.1"
 PAGES = list(parse_toc_yaml(ROOT / "_toc.yml"))

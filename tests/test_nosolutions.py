@@ -10,10 +10,8 @@ check cell of the full edition; so must its PDF.
 from __future__ import annotations
 
 import re
-import resource
 import subprocess
 import sys
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -72,24 +70,12 @@ def page_text(path: Path) -> tuple[str, str]:
 
 
 @pytest.fixture(scope="module")
-def nosolutions(book, book_timings) -> Path:
+def nosolutions(book, book_timings, book_build) -> Path:
     """Build the edition without solutions as `make book SOLUTIONS=0` does; its HTML folder."""
     subprocess.run([sys.executable, str(ROOT / "scripts" / "edition_config.py"), "--out", str(CONFIG)],
                    cwd=ROOT, check=True, capture_output=True)
-    jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    start, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    result = subprocess.run(
-        [str(jupyter_book), "build", "-W", "-n", "--keep-going", "--path-output", str(OUTPUT),
-         "--config", str(CONFIG), str(ROOT)],
-        cwd=ROOT, capture_output=True, text=True,
-    )
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = used.ru_utime + used.ru_stime - children.ru_utime - children.ru_stime
-    book_timings.append(f"jupyter-book build SOLUTIONS=0: {time.perf_counter() - start:.1f} s wall, {cpu:.1f} s CPU")
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, f"the build without solutions failed:\n{output[-8000:]}"
-    warnings = [line for line in output.splitlines() if re.search(r"(^|: )(WARNING|ERROR|CRITICAL): ", line)]
-    assert not warnings, "\n".join(warnings)
+    output = book_build(["--path-output", str(OUTPUT), "--config", str(CONFIG)],
+                        label="jupyter-book build SOLUTIONS=0", timings=book_timings)
     # Pages that declare `mystnb: execution_mode: force` (the course guide, whose tables are
     # read from the chapter files) are executed by every build, by design.
     forced = [str(p) for p in (ROOT / "chapters").glob("*.md")
