@@ -4,7 +4,9 @@
 - Sections numbered "N.k" in chapter N; exercises, summary and references unnumbered.
 - What the HTML shows: a visible code cell (no hide-input / hide-cell / remove-input tag, and
   not a worked solution, which sits in a collapsed dropdown) has at most 15 lines unless it is tagged `lesson-code` (the text says why it is worth
-  reading); no code line is longer than 88 characters (nothing scrolls sideways).
+  reading); no code cell at all, collapsed or not, has more than 30 lines (longer logic
+  belongs in lecturekit, with a test), on every page including the errata appendix; no code
+  line is longer than 88 characters (nothing scrolls sideways).
 - Figures: every figure cell has a `fig-...` name and a caption in its `mystnb: figure:`
   metadata, and the prose refers to it with {numref}. (tests/test_book_build.py checks the
   built HTML: every output image is inside a numbered, captioned, referenced figure.)
@@ -28,6 +30,8 @@ READER_PAGES = CHAPTERS + [p for p in [ROOT / "chapters" / "appendix_fast.md",
 # Collapsed in the HTML: verification cells, and worked solutions (inside the solution dropdown).
 HIDDEN = {"hide-input", "hide-cell", "remove-input", "remove-cell", "solution"}
 MAX_VISIBLE_LINES = 15
+MAX_CELL_LINES = 30
+CODE_PAGES = READER_PAGES + [p for p in [ROOT / "chapters" / "appendix_errata.md"] if p.is_file()]
 MAX_LINE = 88
 UNNUMBERED = {"Exercises", "Summary", "References", "Further reading"}
 
@@ -87,6 +91,20 @@ def test_visible_code_cells_are_short_and_narrow(path):
                             "(hide plumbing, move helpers into lecturekit, or tag lesson-code):\n"
                             + "\n".join(long_cells))
     assert not wide_lines, f"{path.name}: code lines over {MAX_LINE} characters:\n" + "\n".join(wide_lines)
+
+
+@pytest.mark.parametrize("path", CODE_PAGES, ids=_id)
+def test_no_code_cell_is_longer_than_a_screen(path):
+    long_cells = []
+    for index, cell in enumerate(c for c in _cells(path) if c.cell_type == "code"):
+        lines = cell.source.rstrip().splitlines()
+        if len(lines) > MAX_CELL_LINES:
+            long_cells.append(f"code cell {index} ({len(lines)} lines): {lines[0][:60]}")
+        elif any(len(line) > MAX_LINE for line in lines):
+            long_cells.append(f"code cell {index}: a line over {MAX_LINE} characters")
+    assert not long_cells, (f"{path.name}: code cells over {MAX_CELL_LINES} lines or "
+                            f"{MAX_LINE} characters (move the logic into lecturekit, "
+                            "with a test):\n" + "\n".join(long_cells))
 
 
 @pytest.mark.parametrize("path", READER_PAGES, ids=_id)
