@@ -1,4 +1,4 @@
-"""Hessians of scalar functions of pytrees: products, extreme eigenvalues, dense matrices.
+"""Hessians of scalar functions of pytrees: products, Lanczos, extreme eigenvalues.
 
 Convention: ``f(params)`` is a scalar function of a pytree of floating arrays (for a
 network at one input, ``f = lambda p: net.apply(p, x[None])[0]``). Its Hessian H is the
@@ -7,13 +7,24 @@ order of ``jax.flatten_util.ravel_pytree(params)``.
 
 * :func:`hvp` computes H v by forward-over-reverse differentiation,
   H v = d/dt grad f(params + t v) at t = 0, at the cost of a few gradient evaluations.
-* :func:`lanczos` runs the Lanczos iteration on those products (never forming H) with
-  full reorthogonalization while the Krylov basis fits in memory; :func:`spectral_norm`
-  and :func:`top_eigenpairs` read the extreme eigenvalues off the tridiagonal Lanczos
-  matrix with ``scipy.linalg.eigh_tridiagonal``.
+* The Lanczos iteration on those products (H is never formed) exists twice, for two uses:
+
+  - :func:`lanczos` runs on the host with a stopping rule (below), full
+    reorthogonalization while the Krylov basis fits in memory, and returns Ritz values,
+    error bounds and optionally the basis; :func:`spectral_norm`,
+    :func:`spectral_and_gradient_norm` and :func:`top_eigenpairs` use it;
+  - :func:`lanczos_tridiagonal` runs a fixed number of steps and is traceable (use it
+    inside ``jit``, ``vmap``, ``lax.scan``); it returns the tridiagonal matrix, whose
+    Gauss quadrature :func:`lanczos_quadrature` gives the Ritz values and their weights
+    (stochastic Lanczos quadrature of a spectral density averages these over random
+    start vectors); :func:`top_eigenvalue` (the sharpness along a training run) uses it.
 * :func:`dense_hessian` forms H with ``jax.hessian`` for tiny models (tests, figures).
 
-Stopping rule. After k steps the Lanczos matrix T_k has Ritz pairs (theta_j, s_j); the
+Three-term recurrence (both versions): q_1 = v0/||v0||,
+beta_j q_{j+1} = H q_j - alpha_j q_j - beta_{j-1} q_{j-1}, alpha_j = q_j . H q_j; after k
+steps T_k = tridiag(beta, alpha, beta) is the matrix of H in the basis q_1..q_k.
+
+Stopping rule of :func:`lanczos`. After k steps T_k has Ritz pairs (theta_j, s_j); the
 Ritz vector's residual is r_j = |beta_k s_j[k-1]|, and some eigenvalue of H lies within
 min(r_j, r_j^2 / gap_j) of theta_j (gap_j: distance from theta_j to the other Ritz
 values; Kahan-Parlett-Jiang). The iteration stops when both extreme Ritz values (the
@@ -30,39 +41,115 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
+from jax.flatten_util import ravel_pytree
 from jax.typing import ArrayLike
 
 from ._validation import (
     as_float_array, check_callable, check_key, check_params_pytree, check_positive_int, check_real,
-    check_same_structure, warn_if_below_precision, warn_numerical,
+    check_same_structure, concrete, warn_if_below_precision, warn_numerical,
 )
+
+__all__ = [
+    "hvp",
+    "lanczos",
+    "LanczosResult",
+    "lanczos_tridiagonal",
+    "Tridiagonal",
+    "lanczos_quadrature",
+    "Quadrature",
+    "spectral_norm",
+    "spectral_and_gradient_norm",
+    "SpectralAndGradientNorm",
+    "top_eigenvalue",
+    "top_eigenpairs",
+    "Eigenpairs",
+    "dense_hessian",
+]
 
 ScalarFn = Callable[[Any], jax.Array]
 
-#: Largest Krylov basis (in bytes) kept for full reorthogonalization; beyond it the
-#: iteration continues with the three-term recurrence alone (extreme Ritz values stay
-#: correct in exact-arithmetic theory of Paige; lost orthogonality only duplicates them).
+#: Largest Krylov basis (in bytes) kept for full reorthogonalization by :func:`lanczos`;
+#: beyond it the iteration continues with the three-term recurrence alone (extreme Ritz
+#: values stay correct in the exact-arithmetic theory of Paige; lost orthogonality only
+#: duplicates them).
 REORTH_BYTES = 1 << 29
 
 
 class LanczosResult(NamedTuple):
-    """Output of :func:`lanczos`.
+    """Output of :func:`lanczos` (NumPy arrays on the host).
 
-    alpha, beta: the diagonal (k,) and off-diagonal (k-1,) of the tridiagonal matrix T_k;
-    ritz_values: eigenvalues of T_k in increasing order; errors: the bound
-    min(r, r^2/gap) on the distance from each Ritz value to an eigenvalue of H;
-    basis: the (k, P) Lanczos vectors if they were kept, else None; converged: whether
-    the stopping rule was met (or the Krylov space became invariant) before max_iter.
+    Attributes:
+        alpha: the diagonal of the tridiagonal Lanczos matrix T_k, shape (k,).
+        beta: its off-diagonal, shape (k - 1,).
+        ritz_values: eigenvalues of T_k in increasing order, shape (k,).
+        ritz_vectors_t: eigenvectors of T_k as columns, shape (k, k).
+        errors: the bound min(r, r^2/gap) on the distance from each Ritz value to an
+            eigenvalue of the operator, shape (k,).
+        basis: the (k, P) Lanczos vectors if they were kept, else None.
+        converged: whether the stopping rule was met (or the Krylov space became
+            invariant) before ``max_iter``.
+        iterations: k, the number of Lanczos steps taken.
     """
 
     alpha: np.ndarray
     beta: np.ndarray
     ritz_values: np.ndarray
-    ritz_vectors_t: np.ndarray  # eigenvectors of T_k, (k, k), columns
+    ritz_vectors_t: np.ndarray
     errors: np.ndarray
     basis: np.ndarray | None
     converged: bool
     iterations: int
+
+
+class Tridiagonal(NamedTuple):
+    """The Lanczos matrix T = tridiag(beta, alpha, beta) of :func:`lanczos_tridiagonal`.
+
+    Attributes:
+        alpha: diagonal, shape (steps,) (a leading batch axis under ``vmap``).
+        beta: off-diagonal, shape (steps - 1,).
+    """
+
+    alpha: jax.Array
+    beta: jax.Array
+
+
+class Quadrature(NamedTuple):
+    """Gauss quadrature of a spectral measure, from :func:`lanczos_quadrature`.
+
+    Attributes:
+        nodes: eigenvalues of T (the Ritz values), increasing, shape (steps,).
+        weights: squared first components of T's unit eigenvectors, shape (steps,);
+            they sum to 1.
+    """
+
+    nodes: jax.Array
+    weights: jax.Array
+
+
+class SpectralAndGradientNorm(NamedTuple):
+    """Output of :func:`spectral_and_gradient_norm`.
+
+    Attributes:
+        spectral_norm: max |eigenvalue| of the Hessian (Python float).
+        gradient_norm: Euclidean norm of the gradient over all leaves (Python float).
+    """
+
+    spectral_norm: float
+    gradient_norm: float
+
+
+class Eigenpairs(NamedTuple):
+    """Output of :func:`top_eigenpairs`.
+
+    Attributes:
+        values: eigenvalues, largest |value| first, shape (k,).
+        vectors: the k unit eigenvectors, each a pytree shaped like params.
+        errors: the error bound min(r, r^2/gap) of each value, shape (k,).
+    """
+
+    values: np.ndarray
+    vectors: list[Any]
+    errors: np.ndarray
 
 
 # --------------------------------------------------------------------------- helpers
@@ -120,10 +207,25 @@ def _flat_hvp(f: ScalarFn, unravel: Callable) -> Callable[[jax.Array, jax.Array]
 
 
 def hvp(f: ScalarFn, params: Any, v: Any) -> Any:
-    """Hessian-vector product H(params) v for a scalar f; v is a pytree like params.
+    """Hessian-vector product H(params) v of a scalar function, without forming H.
 
-    Computed as the directional derivative of the gradient, jax.jvp(grad f, params, v),
-    so H is never formed.
+    Computed as the directional derivative of the gradient, ``jax.jvp(grad f, params, v)``.
+
+    Args:
+        f: scalar function of a pytree, ``f(params) -> ()``.
+        params: the point, a pytree of floating arrays.
+        v: the direction, a pytree with the structure and shapes of ``params``.
+
+    Returns:
+        H v as a pytree shaped like ``params``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> f = lambda p: jnp.sum(p["a"] ** 3) / 6          # H = diag(a)
+        >>> hv = hessian.hvp(f, {"a": jnp.array([1.0, 2.0])}, {"a": jnp.array([1.0, 1.0])})
+        >>> [round(float(t), 6) for t in hv["a"]]
+        [1.0, 2.0]
     """
     flat, unravel = _check_fn_and_params(f, params)
     check_params_pytree(v, name="v")
@@ -132,6 +234,15 @@ def hvp(f: ScalarFn, params: Any, v: Any) -> Any:
     if v_flat.shape != flat.shape:
         raise ValueError(f"v must have the structure and sizes of params ({flat.size} numbers), got {v_flat.size}")
     return unravel(jax.jit(_flat_hvp(f, unravel))(flat, jnp.asarray(v_flat, flat.dtype)))
+
+
+def _three_term(matvec, q, q_prev, beta_prev, args=()):
+    """One step of the recurrence: (alpha_j, w) with w = A q_j - alpha_j q_j - beta_{j-1} q_{j-1},
+    plus the aux output of ``matvec`` when it returns a pair (else None)."""
+    out = matvec(q, *args)
+    v, aux = out if isinstance(out, tuple) else (out, None)
+    alpha = jnp.vdot(q, v)
+    return alpha, v - alpha * q - beta_prev * q_prev, aux
 
 
 def _ritz(alpha: np.ndarray, beta: np.ndarray, beta_next: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -152,6 +263,7 @@ def _ritz(alpha: np.ndarray, beta: np.ndarray, beta_next: float) -> tuple[np.nda
     return vals, vecs, errors
 
 
+# --------------------------------------------------------------------------- Lanczos, host
 def lanczos(
     matvec: Callable[[jax.Array], jax.Array],
     v0: ArrayLike,
@@ -163,15 +275,38 @@ def lanczos(
     check_every: int = 4,
     args: tuple = (),
 ) -> LanczosResult:
-    """Lanczos iteration for a symmetric linear map on flat vectors of size P.
+    """Lanczos iteration with a stopping rule, for a symmetric linear map on vectors of size P.
 
-    Builds the orthonormal Krylov basis q_1 = v0/|v0|, beta_j q_{j+1} = A q_j - alpha_j q_j -
-    beta_{j-1} q_{j-1}, with full reorthogonalization (classical Gram-Schmidt, repeated
-    when it cancels much: DGKS) while the basis fits in ``REORTH_BYTES``; stops when both
-    extreme Ritz values are within ``tol`` (relative to the largest |Ritz value|) of an
-    eigenvalue by the residual bound, when the Krylov space becomes invariant, or after
-    ``max_iter`` steps. ``matvec(v, *args)`` must be traceable (it is compiled into the
-    step; pass large operands through ``args`` rather than closing over them).
+    Builds the orthonormal Krylov basis by the three-term recurrence (module docstring),
+    with full reorthogonalization (classical Gram-Schmidt, repeated when it cancels much:
+    DGKS) while the basis fits in ``REORTH_BYTES``. Stops when both extreme Ritz values are
+    within ``tol`` (relative to the largest |Ritz value|) of an eigenvalue by the residual
+    bound min(r, r^2/gap), when the Krylov space becomes invariant, or after ``max_iter``
+    steps. Runs on the host: one compiled step, a Python loop (for a fixed number of steps
+    inside ``jit``/``vmap`` use :func:`lanczos_tridiagonal`).
+
+    Args:
+        matvec: ``matvec(v, *args) -> A v`` for a symmetric A; traceable (it is compiled
+            into the step; pass large operands through ``args`` rather than closing over
+            them, so that one compilation serves many operators).
+        v0: non-zero start vector, shape (P,).
+        tol: relative accuracy of the extreme Ritz values at which to stop.
+        max_iter: most Lanczos steps.
+        keep_basis: keep the (k, P) basis (for Ritz vectors).
+        min_iter: least number of steps before the rule is checked.
+        check_every: check the rule every this many steps.
+        args: extra operands of ``matvec`` (a tuple).
+
+    Returns:
+        :class:`LanczosResult`.
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import hessian
+        >>> d = np.arange(1.0, 11.0)                          # A = diag(1, ..., 10)
+        >>> res = hessian.lanczos(lambda v, d: d * v, np.ones(10), tol=1e-10, args=(d,))
+        >>> res.converged, round(float(res.ritz_values[-1]), 4), round(float(res.ritz_values[0]), 4)
+        (True, 10.0, 1.0)
     """
     check_callable(matvec, name="matvec", what="a function v -> A v")
     v0 = as_float_array(v0, name="v0", ndim=1, nonempty=True)
@@ -186,9 +321,9 @@ def lanczos(
                     check_every=check_every, args=args)[0]
 
 
-def _lanczos(matvec, v0, *, tol, max_iter, keep_basis, min_iter, check_every, args, has_aux=False):
-    """:func:`lanczos`; with ``has_aux`` matvec returns (A v, aux) and the aux of the first
-    product is returned too: (LanczosResult, aux or None).
+def _lanczos(matvec, v0, *, tol, max_iter, keep_basis, min_iter, check_every, args):
+    """:func:`lanczos`; a ``matvec`` that returns a pair (A v, aux) also gets the aux of the
+    first product returned: (LanczosResult, aux or None).
 
     The reorthogonalization runs in NumPy on the host (the device is the CPU here): its
     products cost milliseconds, while compiled kernels for it would be compiled anew for
@@ -198,10 +333,7 @@ def _lanczos(matvec, v0, *, tol, max_iter, keep_basis, min_iter, check_every, ar
     @jax.jit
     def step(w_raw, beta, q_prev, beta_prev, args):
         q = w_raw / jnp.where(beta > 0, beta, jnp.linalg.norm(w_raw))
-        out = matvec(q, *args)
-        v, aux = out if has_aux else (out, None)
-        alpha = jnp.vdot(q, v)
-        w = v - alpha * q - beta_prev * q_prev
+        alpha, w, aux = _three_term(matvec, q, q_prev, beta_prev, args)
         return q, alpha, w, jnp.linalg.norm(w), aux
 
     w = jnp.asarray(v0)
@@ -258,6 +390,117 @@ def _lanczos(matvec, v0, *, tol, max_iter, keep_basis, min_iter, check_every, ar
     return result, first_aux
 
 
+# --------------------------------------------------------------------------- Lanczos, traceable
+def lanczos_tridiagonal(
+    matvec: Callable[[jax.Array], jax.Array], v0: ArrayLike, steps: int, *, reorthogonalize: bool = True
+) -> Tridiagonal:
+    """A fixed number of Lanczos steps, traceable: the tridiagonal Lanczos matrix T.
+
+    The three-term recurrence of the module docstring for exactly ``steps`` steps, as one
+    ``lax.fori_loop``: use it inside ``jit``, ``vmap`` (over start vectors, for stochastic
+    Lanczos quadrature) and ``lax.scan`` (the sharpness along a training run). With
+    ``reorthogonalize`` every new vector is orthogonalized twice against all previous ones
+    (the basis, steps x P numbers, is kept in memory); without it only the recurrence runs
+    (memory O(P); Ritz values may then appear twice, which leaves the quadrature of
+    :func:`lanczos_quadrature` valid but not the multiplicities). If the Krylov space
+    becomes invariant (beta_j = 0, at most P steps) the remaining entries of alpha and beta
+    are zero: a decoupled block whose Ritz values 0 get weight 0 in the quadrature.
+
+    Args:
+        matvec: ``matvec(v) -> A v`` for a symmetric A, traceable.
+        v0: start vector, shape (P,), non-zero (not checked when traced).
+        steps: number of Lanczos steps, a Python int with 1 <= steps <= P.
+        reorthogonalize: full reorthogonalization (default) or the plain recurrence.
+
+    Returns:
+        :class:`Tridiagonal` with ``alpha`` of shape (steps,) and ``beta`` of shape (steps - 1,).
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> d = jnp.arange(1.0, 7.0)                         # A = diag(1, ..., 6)
+        >>> tri = jax.jit(lambda v: hessian.lanczos_tridiagonal(lambda u: d * u, v, 6))(jnp.ones(6))
+        >>> tri.alpha.shape, tri.beta.shape
+        ((6,), (5,))
+        >>> [round(float(x), 4) for x in hessian.lanczos_quadrature(tri).nodes]
+        [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    """
+    check_callable(matvec, name="matvec", what="a function v -> A v")
+    v0 = as_float_array(v0, name="v0", ndim=1, nonempty=True)
+    steps = check_positive_int(steps, name="steps")
+    if steps > v0.shape[0]:
+        raise ValueError(f"steps must be at most the dimension of v0 ({v0.shape[0]}), got {steps}")
+    host = concrete(v0)
+    if host is not None and not np.any(host):
+        raise ValueError("v0 must be a non-zero start vector")
+    return _tridiagonal(matvec, v0, steps, bool(reorthogonalize))
+
+
+def _tridiagonal(matvec, v0, steps, reorthogonalize):
+    size, dtype = v0.shape[0], v0.dtype
+    tiny = 1e-12
+
+    def body(j, carry):
+        q, q_prev, beta_prev, scale, basis, alphas, betas = carry
+        alpha, w, _ = _three_term(matvec, q, q_prev, beta_prev)
+        if reorthogonalize:
+            basis = basis.at[j].set(q)  # rows > j are still zero
+            w = w - basis.T @ (basis @ w)
+            w = w - basis.T @ (basis @ w)
+        beta = jnp.linalg.norm(w)
+        scale = jnp.maximum(scale, jnp.maximum(jnp.abs(alpha), beta))
+        invariant = beta <= tiny * scale
+        beta = jnp.where(invariant, 0.0, beta)
+        q_next = jnp.where(invariant, 0.0, w / jnp.where(invariant, 1.0, beta))
+        return q_next, q, beta, scale, basis, alphas.at[j].set(alpha), betas.at[j].set(beta)
+
+    q0 = v0 / jnp.linalg.norm(v0)
+    basis = jnp.zeros((steps if reorthogonalize else 1, size), dtype)
+    zeros = jnp.zeros(steps, dtype)
+    init = (q0, jnp.zeros_like(q0), jnp.zeros((), dtype), jnp.zeros((), dtype), basis, zeros, zeros)
+    *_, alphas, betas = jax.lax.fori_loop(0, steps, body, init)
+    return Tridiagonal(alphas, betas[:-1])
+
+
+def lanczos_quadrature(tri: Tridiagonal) -> Quadrature:
+    """Gauss quadrature of the spectral measure seen from the start vector, from T.
+
+    If A = sum_i lambda_i u_i u_i^T and q_1 = v0/||v0||, the measure
+    mu = sum_i (u_i . q_1)^2 delta(lambda - lambda_i) has the k-point Gauss rule with
+    nodes theta_j = eigenvalues of T_k and weights tau_j^2 = (first component of T_k's
+    j-th unit eigenvector)^2: sum_j tau_j^2 g(theta_j) = q_1^T g(A) q_1 exactly for
+    polynomials g of degree < 2k. The largest node is the top Ritz value (a lower bound
+    on lambda_max that converges fast); averaged over random start vectors the weights
+    estimate the spectral density (stochastic Lanczos quadrature). Traceable; dense
+    ``eigh`` of the (k, k) matrix.
+
+    Args:
+        tri: a :class:`Tridiagonal` with alpha (k,) and beta (k - 1,).
+
+    Returns:
+        :class:`Quadrature` with ``nodes`` (k,) in increasing order and ``weights`` (k,).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> rule = hessian.lanczos_quadrature(hessian.Tridiagonal(jnp.array([0.0, 0.0]), jnp.array([1.0])))
+        >>> [round(float(x), 4) for x in rule.nodes], [round(float(w), 4) for w in rule.weights]
+        ([-1.0, 1.0], [0.5, 0.5])
+    """
+    if not isinstance(tri, Tridiagonal):
+        raise TypeError(f"tri must be a hessian.Tridiagonal (from lanczos_tridiagonal), got {type(tri).__name__}")
+    alpha = as_float_array(tri.alpha, name="tri.alpha", ndim=1, nonempty=True)
+    beta = as_float_array(tri.beta, name="tri.beta", ndim=1)
+    if beta.shape[0] != alpha.shape[0] - 1:
+        raise ValueError(
+            f"tri.beta must have {alpha.shape[0] - 1} entries for {alpha.shape[0]} alphas, got {beta.shape[0]}"
+        )
+    matrix = jnp.diag(alpha) + jnp.diag(beta, 1) + jnp.diag(beta, -1)
+    nodes, vectors = jnp.linalg.eigh(matrix)
+    return Quadrature(nodes, vectors[0] ** 2)
+
+
+# --------------------------------------------------------------------------- start vectors, options
 _CHUNK = 1 << 15
 
 
@@ -267,11 +510,9 @@ def _normal_chunk(key: jax.Array, i: int) -> jax.Array:
 
 
 def normal_stream(key: jax.Array, size: int) -> np.ndarray:
-    """``size`` i.i.d. N(0, 1) numbers (float64 NumPy) from fixed-size chunks of one key.
-
-    ``jax.random.normal(key, shape)`` compiles its generator anew for every shape (about
-    a second on a small CPU); width sweeps need many shapes, so they draw from here.
-    """
+    """``size`` i.i.d. N(0, 1) numbers (float64 NumPy) from fixed-size chunks of one key."""
+    # alias until chapters ch03/appendix_fast, linearity, regions and exercises.ch03 move to
+    # lecturekit.sampling.standard_normal (not in __all__)
     check_key(key)
     size = check_positive_int(size, name="size")
     chunks = [np.asarray(_normal_chunk(key, i)) for i in range(-(-size // _CHUNK))]
@@ -300,44 +541,132 @@ def _warn_unconverged(res: LanczosResult, what: str, tol: float) -> None:
         )
 
 
-# --------------------------------------------------------------------------- public API
-def spectral_norm(
-    f: ScalarFn, params: Any, *, key: jax.Array | None = None, tol: float = 1e-6, max_iter: int = 300,
-    return_gradient_norm: bool = False,
-) -> float | tuple[float, float]:
-    """Spectral norm max |lambda| of the Hessian of the scalar f at params.
-
-    Lanczos on Hessian-vector products (see the module docstring for the stopping rule),
-    started from a Gaussian vector drawn with ``key`` (``jax.random.key(0)`` if None).
-    At ``max_iter`` the best estimate so far is returned (no exception) with a
-    :class:`~lecturekit.NumericalWarning` giving its error bound; a ``tol`` within a few
-    units of rounding of the working dtype (float32 unless float64 is enabled) also warns.
-    With ``return_gradient_norm=True`` returns (||H||_2, ||grad f||): the forward-over-reverse
-    product computes the gradient anyway (the primal output of the jvp), so this costs no
-    extra compilation.
-    """
+# --------------------------------------------------------------------------- spectral norms
+def _norms(f, params, key, tol, max_iter, what):
     tol, max_iter = _check_options(tol, max_iter)
     flat, unravel = _check_fn_and_params(f, params)
     grad = jax.grad(lambda theta: f(unravel(theta)))
 
-    def product(v, theta):
+    def product(v, theta):  # the jvp's primal output is the gradient: its norm for free
         g, hv = jax.jvp(grad, (theta,), (v,))
         return hv, jnp.linalg.norm(g)
 
     warn_if_below_precision(tol, flat.dtype)
     res, grad_norm = _lanczos(product, _start_vector(key, flat), tol=tol, max_iter=max_iter, keep_basis=False,
-                              min_iter=8, check_every=4, args=(flat,), has_aux=True)
-    _warn_unconverged(res, "spectral_norm", tol)
-    norm = float(max(abs(res.ritz_values[0]), abs(res.ritz_values[-1])))
-    return (norm, float(grad_norm)) if return_gradient_norm else norm
+                              min_iter=8, check_every=4, args=(flat,))
+    _warn_unconverged(res, what, tol)
+    return SpectralAndGradientNorm(float(max(abs(res.ritz_values[0]), abs(res.ritz_values[-1]))),
+                                   float(grad_norm))
 
 
-class Eigenpairs(NamedTuple):
-    """Eigenvalues (largest |lambda| first), eigenvectors as pytrees like params, error bounds."""
+def spectral_norm(
+    f: ScalarFn, params: Any, *, key: jax.Array | None = None, tol: float = 1e-6, max_iter: int = 300,
+    **_legacy: Any,
+) -> float:
+    """Spectral norm max |lambda| of the Hessian of the scalar f at params.
 
-    values: np.ndarray
-    vectors: list[Any]
-    errors: np.ndarray
+    :func:`lanczos` on Hessian-vector products (see the module docstring for the stopping
+    rule), started from a Gaussian vector drawn with ``key``. At ``max_iter`` the best
+    estimate so far is returned (no exception) with a :class:`~lecturekit.NumericalWarning`
+    giving its error bound; a ``tol`` within a few units of rounding of the working dtype
+    (float32 unless float64 is enabled) also warns. For the gradient norm as well, at no
+    extra cost, use :func:`spectral_and_gradient_norm`.
+
+    Args:
+        f: scalar function of a pytree of floating arrays.
+        params: the point.
+        key: PRNG key of the start vector (``jax.random.key(0)`` if None).
+        tol: relative accuracy of the extreme eigenvalues.
+        max_iter: most Lanczos steps.
+
+    Returns:
+        max |eigenvalue| of the Hessian, a Python float.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> d = jnp.array([3.0, -7.5, 2.0])
+        >>> round(hessian.spectral_norm(lambda t: 0.5 * jnp.sum(d * t**2), jnp.ones(3)), 4)
+        7.5
+    """
+    if _legacy:  # alias until chapters/ch03 migrates to spectral_and_gradient_norm
+        if set(_legacy) != {"return_gradient_norm"}:
+            raise TypeError(f"spectral_norm got unexpected keyword arguments {sorted(_legacy)}")
+        if _legacy["return_gradient_norm"]:
+            return tuple(_norms(f, params, key, tol, max_iter, "spectral_norm"))
+    return _norms(f, params, key, tol, max_iter, "spectral_norm").spectral_norm
+
+
+def spectral_and_gradient_norm(
+    f: ScalarFn, params: Any, *, key: jax.Array | None = None, tol: float = 1e-6, max_iter: int = 300
+) -> SpectralAndGradientNorm:
+    """(||H||_2, ||grad f||) at params: :func:`spectral_norm` and the gradient's norm.
+
+    The forward-over-reverse Hessian-vector product computes the gradient anyway (the
+    primal output of its jvp), so the gradient norm costs nothing extra; same arguments,
+    stopping rule and warnings as :func:`spectral_norm`.
+
+    Args:
+        f: scalar function of a pytree of floating arrays.
+        params: the point.
+        key: PRNG key of the start vector (``jax.random.key(0)`` if None).
+        tol: relative accuracy of the extreme eigenvalues.
+        max_iter: most Lanczos steps.
+
+    Returns:
+        :class:`SpectralAndGradientNorm` (a named pair of Python floats).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> f = lambda t: 0.5 * jnp.sum(jnp.array([1.0, -4.0]) * t**2)   # grad = (1, -4) at t = 1
+        >>> out = hessian.spectral_and_gradient_norm(f, jnp.ones(2))
+        >>> round(out.spectral_norm, 4), round(out.gradient_norm, 4)
+        (4.0, 4.1231)
+    """
+    return _norms(f, params, key, tol, max_iter, "spectral_and_gradient_norm")
+
+
+def top_eigenvalue(f: ScalarFn, params: Any, *, key: jax.Array, steps: int = 20) -> jax.Array:
+    """Largest (algebraic) Hessian eigenvalue from ``steps`` Lanczos steps; traceable.
+
+    The top node of :func:`lanczos_quadrature` of :func:`lanczos_tridiagonal` on
+    Hessian-vector products, started from a Gaussian vector drawn with ``key``; no
+    stopping rule, so it runs inside ``jit``/``vmap``/``lax.scan`` (the sharpness
+    lambda_max(nabla^2 L) along a training run, for a loss f = L). A Ritz value: a lower
+    bound on lambda_max, exact once ``steps`` reaches the number of distinct eigenvalues
+    (at most P; ``steps`` is capped at P). For a guaranteed accuracy use
+    :func:`spectral_norm` or :func:`top_eigenpairs`.
+
+    Args:
+        f: scalar function of a pytree of floating arrays (traced params are fine).
+        params: the point.
+        key: PRNG key of the start vector.
+        steps: number of Lanczos steps (Python int >= 1).
+
+    Returns:
+        the top Ritz value, a scalar JAX array.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> f = lambda t: 0.5 * jnp.sum(jnp.array([3.0, -7.5, 2.0]) * t**2)
+        >>> round(float(hessian.top_eigenvalue(f, jnp.ones(3), key=jax.random.key(0), steps=3)), 4)
+        3.0
+    """
+    check_callable(f, name="f", what="a scalar function f(params)")
+    check_params_pytree(params)
+    check_key(key)
+    steps = check_positive_int(steps, name="steps")
+    return _top_eigenvalue(f, params, key, steps)
+
+
+def _top_eigenvalue(f, params, key, steps):
+    flat, unravel = ravel_pytree(params)
+    grad = jax.grad(lambda w: f(unravel(w)))
+    v0 = jax.random.normal(key, flat.shape, flat.dtype)
+    tri = _tridiagonal(lambda v: jax.jvp(grad, (flat,), (v,))[1], v0, min(steps, flat.shape[0]), True)
+    return lanczos_quadrature(tri).nodes[-1]
 
 
 def top_eigenpairs(
@@ -349,13 +678,31 @@ def top_eigenpairs(
     tol: float = 1e-6,
     max_iter: int = 300,
 ) -> Eigenpairs:
-    """The k Hessian eigenpairs of largest |eigenvalue|, by Lanczos with the basis kept.
+    """The k Hessian eigenpairs of largest |eigenvalue|, by :func:`lanczos` with the basis kept.
 
-    Eigenvectors are returned as pytrees shaped like params (unit Euclidean norm).
     Stops by the rule of :func:`spectral_norm`; the k pairs are the k Ritz pairs of
     largest |value|, each with its error bound min(r, r^2/gap) (check ``errors`` for k > 1:
     interior Ritz values converge later than the extreme ones). Warns like
     :func:`spectral_norm` when max_iter is reached first or ``tol`` is below rounding.
+
+    Args:
+        f: scalar function of a pytree of floating arrays.
+        params: the point.
+        k: number of pairs, 1 <= k <= P.
+        key: PRNG key of the start vector (``jax.random.key(0)`` if None).
+        tol: relative accuracy of the extreme eigenvalues.
+        max_iter: most Lanczos steps (at least k are taken).
+
+    Returns:
+        :class:`Eigenpairs`; the eigenvectors are pytrees shaped like params, of unit norm.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> f = lambda t: 0.5 * jnp.sum(jnp.array([3.0, -7.5, 2.0]) * t**2)
+        >>> pairs = hessian.top_eigenpairs(f, jnp.ones(3), 2)
+        >>> [round(float(v), 4) for v in pairs.values], [round(abs(float(u[1])), 4) for u in pairs.vectors]
+        ([-7.5, 3.0], [1.0, 0.0])
     """
     k = check_positive_int(k, name="k")
     tol, max_iter = _check_options(tol, max_iter)
@@ -375,7 +722,21 @@ def top_eigenpairs(
 def dense_hessian(f: ScalarFn, params: Any, *, max_params: int = 4096) -> jax.Array:
     """The full P x P Hessian (ravel_pytree order) by ``jax.hessian``; tiny models only.
 
-    Raises ValueError if P > max_params (memory grows like P^2: use :func:`hvp` instead).
+    Args:
+        f: scalar function of a pytree of floating arrays.
+        params: the point.
+        max_params: refuse (ValueError) models with more parameters than this (memory
+            grows like P^2: use :func:`hvp` or :func:`spectral_norm` instead).
+
+    Returns:
+        the Hessian, shape (P, P).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> f = lambda p: p["x"][0] * p["x"][1]
+        >>> hessian.dense_hessian(f, {"x": jnp.array([1.0, 2.0])}).tolist()
+        [[0.0, 1.0], [1.0, 0.0]]
     """
     flat, unravel = _check_fn_and_params(f, params)
     max_params = check_positive_int(max_params, name="max_params")

@@ -95,7 +95,8 @@ def test_matches_dense_hessian_on_small_pytree():
     f = lambda p: net.apply(p, x)[0]
     dense = np.asarray(hessian.dense_hessian(f, params))
     exact = np.max(np.abs(np.linalg.eigvalsh(dense)))
-    got, grad_norm = hessian.spectral_norm(f, params, tol=1e-10, return_gradient_norm=True)
+    got, grad_norm = hessian.spectral_and_gradient_norm(f, params, tol=1e-10)
+    assert hessian.spectral_norm(f, params, tol=1e-10) == got
     assert abs(got - exact) <= 1e-8 * exact, (got, exact)
     grads = jax.tree_util.tree_leaves(jax.jit(jax.grad(f))(params))
     expected_grad = float(np.sqrt(sum(np.sum(np.asarray(g) ** 2) for g in grads)))
@@ -190,3 +191,76 @@ def test_bad_inputs():
         hessian.dense_hessian(lambda t: jnp.sum(t**2), jnp.ones(10), max_params=5)
     with pytest.raises(ValueError, match="params"):
         hessian.hvp(lambda t: jnp.sum(t**2), jnp.ones(3), jnp.ones(4))
+
+
+def test_lanczos_tridiagonal_matches_host_lanczos_and_dense():
+    """The traceable version builds the same T as the host one (both reorthogonalize)."""
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(30, 30))
+    a = (a + a.T) / 2
+    start = rng.normal(size=30)
+    host = hessian.lanczos(lambda v, m: m @ v, start, tol=1e-30, max_iter=12, min_iter=12, args=(a,))
+    tri = jax.jit(lambda v: hessian.lanczos_tridiagonal(lambda u: a @ u, v, 12))(start)
+    np.testing.assert_allclose(tri.alpha, host.alpha, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tri.beta, host.beta, rtol=1e-10, atol=1e-12)
+    # 30 steps: the Krylov space is everything, the nodes are the eigenvalues
+    full = hessian.lanczos_tridiagonal(lambda u: a @ u, start, 30)
+    np.testing.assert_allclose(hessian.lanczos_quadrature(full).nodes, np.linalg.eigvalsh(a), atol=1e-10)
+
+
+def test_lanczos_quadrature_is_gauss_quadrature_of_the_start_vector():
+    """sum_j w_j theta_j^p = q^T A^p q for p < 2k; weights sum to 1; vmap over start vectors."""
+    rng = np.random.default_rng(4)
+    d = rng.normal(size=50)
+    starts = rng.normal(size=(3, 50))
+    k = 5
+
+    @jax.jit
+    @jax.vmap
+    def rule(v):
+        return hessian.lanczos_quadrature(hessian.lanczos_tridiagonal(lambda u: d * u, v, k))
+
+    nodes, weights = (np.asarray(x) for x in rule(starts))
+    assert nodes.shape == weights.shape == (3, k)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-12)
+    for q, th, w in zip(starts, nodes, weights):
+        q = q / np.linalg.norm(q)
+        for p in range(2 * k):
+            np.testing.assert_allclose(np.sum(w * th**p), np.sum(q**2 * d**p), rtol=1e-8, atol=1e-10)
+    plain = hessian.lanczos_tridiagonal(lambda u: d * u, starts[0], k, reorthogonalize=False)
+    np.testing.assert_allclose(plain.alpha, hessian.lanczos_tridiagonal(lambda u: d * u, starts[0], k).alpha,
+                               rtol=1e-8)
+
+
+def test_lanczos_tridiagonal_invariant_subspace():
+    """A start vector in a 2-dimensional invariant subspace: the rest of T is a zero block of weight 0."""
+    d = np.array([1.0, 2.0, 3.0, 4.0])
+    tri = hessian.lanczos_tridiagonal(lambda u: d * u, np.array([1.0, 1.0, 0.0, 0.0]), 4)
+    np.testing.assert_allclose(tri.alpha, [1.5, 1.5, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(tri.beta, [0.5, 0.0, 0.0], atol=1e-12)
+    rule = hessian.lanczos_quadrature(tri)
+    assert np.all(np.isfinite(rule.nodes))
+    np.testing.assert_allclose(np.sort(rule.nodes[rule.weights > 1e-12]), [1.0, 2.0], atol=1e-12)
+
+
+def test_top_eigenvalue_is_traceable_and_matches_dense():
+    net = nets.mlp((3, 7, 5, 1), "tanh", b_std=0.3)
+    params = net.init(jax.random.key(1))
+    x = jnp.array([[0.3, -1.2, 0.5], [1.0, 0.2, -0.4]])
+    loss = lambda p: 0.5 * jnp.mean((net.apply(p, x) - 1.0) ** 2)
+    dense = np.linalg.eigvalsh(np.asarray(hessian.dense_hessian(loss, params)))[-1]
+    got = jax.jit(lambda p, k: hessian.top_eigenvalue(loss, p, key=k, steps=40))(params, jax.random.key(2))
+    assert float(got) == pytest.approx(dense, rel=1e-8)
+    with pytest.raises(ValueError, match="steps"):
+        hessian.top_eigenvalue(loss, params, key=jax.random.key(2), steps=0)
+
+
+def test_lanczos_tridiagonal_bad_inputs():
+    with pytest.raises(ValueError, match="steps"):
+        hessian.lanczos_tridiagonal(lambda u: u, np.ones(3), 4)
+    with pytest.raises(ValueError, match="v0"):
+        hessian.lanczos_tridiagonal(lambda u: u, np.zeros(3), 2)
+    with pytest.raises(TypeError, match="matvec"):
+        hessian.lanczos_tridiagonal(3.0, np.ones(3), 2)
+    with pytest.raises(TypeError, match="tri"):
+        hessian.lanczos_quadrature((np.ones(2), np.ones(1)))
