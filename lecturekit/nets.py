@@ -1,9 +1,11 @@
 """Fully connected networks whose description also gives their infinite-width kernels.
 
 ``mlp(widths, activation, ...)`` returns an :class:`MLP` with ``init(key)``,
-``apply(params, x)`` and ``kernels(x1, x2)``: one description of a network gives its
-random initialization, its forward function and its NNGP/NTK limit (the idea of
-neural-tangents' ``stax``).
+``init_many(key, count)``, ``apply(params, x)``, ``backward(params, x)`` and
+``kernels(x1, x2)``: one description of a network gives its random initialization (drawn
+by :func:`lecturekit.sampling.standard_normal`, the one sampler), its forward function, its
+one backward pass and its NNGP/NTK limit (the idea of neural-tangents' ``stax``).
+:func:`sub_network` cuts a wide initialization into narrower ones.
 
 Parameterizations (a layer with fan-in n maps h to z; W, b have N(0, 1) entries at init):
 
@@ -23,20 +25,47 @@ returns shape (n,), a k-output network (n, k).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from . import activations as _act
 from . import kernels as _kernels
+from . import sampling as _sampling
 from ._validation import (
     as_float_array, check_choice, check_inputs_pair, check_key, check_params_pytree, check_positive_int, check_real,
 )
 
+__all__ = ["mlp", "MLP", "Backward", "sub_network"]
+
 Params = list[dict[str, jax.Array]]
 PARAMETERIZATIONS = ("ntk", "standard")
+
+
+class Backward(NamedTuple):
+    """What :meth:`MLP.backward` returns (one entry per dense layer, the readout last).
+
+    Attributes:
+        inputs: ``inputs[l]`` is the input h of dense layer l + 1, shape (n, fan_in);
+            ``inputs[0]`` is x.
+        deltas: ``deltas[l]`` is d f_k / d z of dense layer l + 1 for every output k,
+            shape (n, k, fan_out), in the network's multiplier convention.
+        output: the network's output, ``apply(params, x)``.
+
+    Example:
+        >>> from lecturekit import nets
+        >>> net = nets.mlp((2, 4, 3))
+        >>> bw = net.backward(net.init(jax.random.key(1)), jnp.ones((6, 2)))
+        >>> bw.deltas[-1].shape, bw.output.shape
+        ((6, 3, 3), (6, 3))
+    """
+
+    inputs: list[jax.Array]
+    deltas: list[jax.Array]
+    output: jax.Array
 
 
 @dataclass(frozen=True)
@@ -81,19 +110,72 @@ class MLP:
         return sum(n_in * n_out + n_out for n_in, n_out in zip(self.widths[:-1], self.widths[1:]))
 
     # ----------------------------------------------------------------- init / apply
-    def init(self, key: jax.Array) -> Params:
-        """Draw parameters: N(0, 1) entries (NTK) or N(0, std^2/fan_in), N(0, b_std^2) (standard)."""
-        check_key(key)
-        keys = jax.random.split(key, 2 * (self.depth + 1))
-        params = []
-        for i, (n_in, n_out) in enumerate(zip(self.widths[:-1], self.widths[1:])):
-            w = jax.random.normal(keys[2 * i], (n_in, n_out))
-            b = jax.random.normal(keys[2 * i + 1], (n_out,))
+    def init(self, key: jax.Array, dtype: Any = None) -> Params:
+        """Draw the parameters of one network.
+
+        All parameters are read, layer by layer (W then b of each dense layer, readout
+        last, each in row-major order), off one draw
+        ``sampling.standard_normal(key, (num_params,), dtype)``: entries are N(0, 1) in the
+        NTK parameterization; in the standard one W is scaled by w_std/sqrt(fan_in) and b
+        by b_std. One draw for the whole network: a new architecture compiles nothing
+        (:func:`lecturekit.sampling.standard_normal` is compiled once per dtype).
+
+        Args:
+            key: a single JAX PRNG key.
+            dtype: floating dtype of the parameters; ``None`` is JAX's default float.
+                The numbers depend on it (each dtype has its own stream).
+
+        Returns:
+            A list of ``{"W": (fan_in, fan_out), "b": (fan_out,)}`` dicts, one per layer.
+
+        Example:
+            >>> from lecturekit import nets
+            >>> net = nets.mlp((3, 16, 1))
+            >>> [layer["W"].shape for layer in net.init(jax.random.key(0))]
+            [(3, 16), (16, 1)]
+        """
+        return self._cut(_sampling._draw(key, (self.num_params(),), dtype))
+
+    def init_many(self, key: jax.Array, count: int, dtype: Any = None) -> Params:
+        """Draw ``count`` independent networks at once (for Monte Carlo over networks).
+
+        Network i is read off the numbers ``i * P ... (i + 1) * P - 1`` (P = ``num_params()``)
+        of ``sampling.standard_normal(key, (count * P,), dtype)``, cut as in :meth:`init`.
+        Because the stream is prefix-stable, network 0 is ``init(key)`` and
+        ``init_many(key, m)`` is the first m networks of ``init_many(key, n)`` for m < n.
+        Compiles nothing per architecture or count (the sampler is compiled once per
+        dtype); it also works on a traced key (inside ``jit`` or ``vmap``).
+
+        Args:
+            key: a single JAX PRNG key.
+            count: number of networks, >= 1.
+            dtype: floating dtype of the parameters (``None``: JAX's default float).
+
+        Returns:
+            The pytree of :meth:`init` with a leading axis ``count`` on every leaf.
+
+        Example:
+            >>> from lecturekit import nets
+            >>> net = nets.mlp((3, 16, 1))
+            >>> many = net.init_many(jax.random.key(0), 4)
+            >>> many[0]["W"].shape, bool(jnp.array_equal(many[0]["W"][0],
+            ...                                         net.init(jax.random.key(0))[0]["W"]))
+            ((4, 3, 16), True)
+        """
+        count = check_positive_int(count, name="count")
+        return self._cut(_sampling._draw(key, (count, self.num_params()), dtype))
+
+    def _cut(self, flat: np.ndarray | jax.Array) -> Params:
+        """Rows (..., num_params) of N(0, 1) numbers -> parameters with the law of init."""
+        lead, params, start = flat.shape[:-1], [], 0
+        for (n_in, n_out), (w_std, b_std) in zip(zip(self.widths[:-1], self.widths[1:]), self.layer_stds()):
+            w = flat[..., start:start + n_in * n_out].reshape(lead + (n_in, n_out))
+            b = flat[..., start + n_in * n_out:start + n_in * n_out + n_out]
+            start += n_in * n_out + n_out
             if self.parameterization == "standard":
-                w_std, b_std = self.layer_stds()[i]
                 w, b = w * (w_std / n_in**0.5), b * b_std
             params.append({"W": w, "b": b})
-        return params
+        return jax.device_put(params) if isinstance(flat, np.ndarray) else params
 
     def check_params(self, params: Any) -> None:
         """Raise a clear error unless ``params`` has this network's structure and shapes, floating
@@ -140,6 +222,51 @@ class MLP:
     def apply(self, params: Params, x: ArrayLike) -> jax.Array:
         """The network on a batch: x of shape (n, d) -> (n,) (scalar output) or (n, k)."""
         return self.forward(params, x)[2]
+
+    def backward(self, params: Params, x: ArrayLike) -> "Backward":
+        """One forward and one backward pass: every layer's input and output gradient.
+
+        For dense layer l (l = 1 ... depth + 1, the readout last) with forward multipliers
+        (mW_l, mb_l) (see :meth:`multipliers`), z_l = mW_l h_{l-1} W_l + mb_l b_l, the result
+        holds the layer input h_{l-1} (h_0 = x) and delta_l = d f / d z_l for every output
+        f_k (k = ``output_dim``, also for a scalar network, k = 1):
+
+            d f_k(x_i) / d W_l = mW_l outer(h_{l-1}[i], delta_l[i, k]),
+            d f_k(x_i) / d b_l = mb_l delta_l[i, k].
+
+        This is the one backpropagation of lecturekit: the per-layer empirical NTK
+        (:func:`lecturekit.tangent.empirical_ntk`) and the heads of multi-output networks
+        are built on it.
+
+        Args:
+            params: parameters of this network (from :meth:`init`).
+            x: inputs, shape (n, d).
+
+        Returns:
+            A :class:`Backward` with ``inputs[l-1]`` of shape (n, fan_in_l),
+            ``deltas[l-1]`` of shape (n, k, fan_out_l) and ``output`` = ``apply(params, x)``.
+
+        Example:
+            >>> from lecturekit import nets
+            >>> net = nets.mlp((3, 8, 1), "tanh")
+            >>> bw = net.backward(net.init(jax.random.key(0)), jnp.ones((5, 3)))
+            >>> [h.shape for h in bw.inputs], [d.shape for d in bw.deltas]
+            ([(5, 3), (5, 8)], [(5, 1, 8), (5, 1, 1)])
+        """
+        zs, hs, out = self.forward(params, x)
+        n, k = zs[-1].shape
+        eye = jnp.eye(k, dtype=zs[-1].dtype)
+        if self.output_activation is None:
+            delta = jnp.broadcast_to(eye, (n, k, k))
+        else:
+            delta = self.output_activation.grad(zs[-1])[:, None, :] * eye
+        deltas = [delta]
+        mults = self.multipliers()
+        for layer in range(self.depth - 1, -1, -1):
+            back = mults[layer + 1][0] * (delta @ params[layer + 1]["W"].T)
+            delta = self.activation.grad(zs[layer])[:, None, :] * back
+            deltas.append(delta)
+        return Backward(inputs=hs, deltas=deltas[::-1], output=out)
 
     # ----------------------------------------------------------------- infinite width
     def _check_kernel_limit(self, which: str) -> None:
@@ -214,3 +341,59 @@ def mlp(
         parameterization=parameterization,
         output_activation=None if output_activation is None else _act.get(output_activation, name="output_activation"),
     )
+
+
+def sub_network(params: Params, width: int, block: int = 0) -> Params:
+    """Hidden units ``block*width ... (block+1)*width - 1`` of every hidden layer of an MLP.
+
+    ``params`` are the parameters of a :func:`mlp` network (leading batch axes allowed, as
+    from :meth:`MLP.init_many`) whose hidden layers all have at least ``(block+1)*width``
+    units. In the NTK parameterization every entry is N(0, 1) whatever the width, so the
+    result is exactly an initialization of the width-``width`` network, and different
+    blocks are independent of each other (they share only the readout bias).
+
+    Args:
+        params: list of ``{"W": (..., fan_in, fan_out), "b": (..., fan_out)}`` layer dicts.
+        width: hidden width of the sub-network, >= 1.
+        block: which block of ``width`` units, >= 0.
+
+    Returns:
+        The parameters of the width-``width`` network (same leading axes).
+
+    Example:
+        >>> from lecturekit import nets
+        >>> wide = nets.mlp((3, 64, 64, 1)).init(jax.random.key(0))
+        >>> [layer["W"].shape for layer in nets.sub_network(wide, 16, block=2)]
+        [(3, 16), (16, 16), (16, 1)]
+    """
+    _check_mlp_layers(params)
+    width = check_positive_int(width, name="width")
+    block = check_positive_int(block, name="block", minimum=0)
+    units = slice(block * width, (block + 1) * width)
+    hidden = min(np.shape(layer["W"])[-1] for layer in params[:-1])
+    if units.stop > hidden:
+        raise ValueError(f"block {block} of width {width} needs {units.stop} hidden units, the network has {hidden}")
+    last = len(params) - 1
+    return [{"W": layer["W"][..., slice(None) if i == 0 else units, units if i < last else slice(None)],
+             "b": layer["b"][..., units] if i < last else layer["b"]} for i, layer in enumerate(params)]
+
+
+def _check_mlp_layers(params: Any) -> None:
+    """Require the parameters of a ``nets.mlp`` network with at least one hidden layer: layer
+    dicts of W (..., n_in, n_out) and b (..., n_out) that chain, floating and (if concrete)
+    finite; leading batch axes are allowed."""
+    if not isinstance(params, (list, tuple)) or len(params) < 2:
+        raise ValueError("params must be the list of layer dicts of an MLP with at least one hidden layer")
+    for i, layer in enumerate(params):
+        if not isinstance(layer, dict) or set(layer) != {"W", "b"}:
+            raise ValueError(f"params[{i}] must be a dict with keys 'W' and 'b'")
+    check_params_pytree(params)
+    previous = None
+    for i, layer in enumerate(params):
+        w, b = np.shape(layer["W"]), np.shape(layer["b"])
+        if len(w) < 2 or len(b) < 1 or w[-1] != b[-1] or w[:-2] != b[:-1]:
+            raise ValueError(f"params[{i}] must have W of shape (..., n_in, n_out) and b of shape (..., n_out), "
+                             f"got {w} and {b}")
+        if previous is not None and w[-2] != previous:
+            raise ValueError(f"params[{i}]['W'] must have {previous} rows (the width of layer {i - 1}), got shape {w}")
+        previous = w[-1]

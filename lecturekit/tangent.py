@@ -8,24 +8,26 @@ the Gram matrix of the feature map x -> grad_theta f(x; theta). No normalization
 applied: with the NTK parameterization the 1/sqrt(fan_in) factors are inside f, so the
 kernel has a finite limit as the widths grow.
 
-Two methods:
+Three methods, chosen by ``implementation=`` in :func:`empirical_ntk`:
 
-* networks built by :func:`lecturekit.nets.mlp` use the per-layer formula
+* ``"structured"``: networks built by :func:`lecturekit.nets.mlp` use the per-layer formula
   Theta = sum_l (mW_l^2 <h_l(x), h_l(x')> + mb_l^2) <delta_l(x), delta_l(x')>, where h_l is
   the input of dense layer l, delta_l = df/dz_l the backpropagated error at its
-  pre-activation and (mW_l, mb_l) the layer's forward multipliers. It never forms the
-  Jacobian: cost O(n1 n2 width) per layer instead of O((n1 + n2) #params) memory;
-* any other function falls back to contracting its Jacobian (``jax.jacrev``), which is
-  exact but needs memory proportional to (number of inputs) x (number of parameters).
+  pre-activation (both from :meth:`lecturekit.nets.MLP.backward`) and (mW_l, mb_l) the
+  layer's forward multipliers. It never forms the Jacobian: cost O(n1 n2 width) per layer;
+* ``"vector_products"`` (:func:`vector_product_ntk`), Jacobian-free for any model: column j
+  of the kernel is J(x1) (J(x2)^T e_j), one gradient (a VJP) at x2_j pushed forward by one
+  JVP through the batch x1, ``chunk`` columns at a time, so memory is O(chunk x #params);
+* ``"jacobian"`` (:func:`jacobian_ntk`): contract the Jacobians (``jax.jacrev``), exact but
+  with memory proportional to (number of inputs) x (number of parameters).
 
-:func:`vector_product_ntk` is the Jacobian-free method for any model: column j of the kernel
-is J(x1) (J(x2)^T e_j), one gradient (a VJP) at x2_j pushed forward by one JVP through the
-batch x1, ``chunk`` columns at a time, so memory is O(chunk x #params) whatever n1 and n2.
 Appendix "Computing kernels and Hessians fast" compares the three.
 """
 
 from __future__ import annotations
 
+import functools
+import warnings
 from functools import partial
 from typing import Any, Callable
 
@@ -34,43 +36,156 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from . import nets as _nets
-from ._validation import check_inputs_pair, check_model, check_params_pytree, check_positive_int
+from ._validation import check_choice, check_inputs_pair, check_model, check_params_pytree, check_positive_int
+
+__all__ = ["empirical_ntk", "vector_product_ntk", "jacobian_ntk", "linearize"]
 
 Model = Callable[[Any, jax.Array], jax.Array]
 
 
-def structured_network(f: Model) -> _nets.MLP | None:
-    """The :class:`~lecturekit.nets.MLP` behind ``f`` if ``f`` is its bound ``apply``, else None."""
+IMPLEMENTATIONS = ("auto", "structured", "vector_products", "jacobian")
+
+
+def _structured_network(f: Model) -> _nets.MLP | None:
+    """The :class:`~lecturekit.nets.MLP` behind ``f`` if ``f`` is its bound ``apply``, possibly
+    wrapped in ``jax.jit`` (which does not change the function), else None."""
+    seen = 0
+    while hasattr(f, "__wrapped__") and type(f).__name__ in ("PjitFunction", "JitWrapped") and seen < 8:
+        f, seen = f.__wrapped__, seen + 1
     owner = getattr(f, "__self__", None)
     if isinstance(owner, _nets.MLP) and getattr(f, "__func__", None) is _nets.MLP.apply:
         return owner
     return None
 
 
-def empirical_ntk(f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | None = None) -> jax.Array:
+structured_network = _structured_network  # alias until tests/test_validation_properties.py migrates
+
+
+def _mentions_network(f: Any) -> bool:
+    """Whether ``f`` (a wrapper we cannot see through) refers to an MLP: in its closure, its
+    globals it names, its ``functools.partial`` arguments or the functions it wraps."""
+    for _ in range(8):
+        if isinstance(f, functools.partial):
+            if any(isinstance(a, _nets.MLP) or _structured_network(a) for a in (f.func, *f.args, *f.keywords.values())):
+                return True
+            f = f.func
+            continue
+        code = getattr(f, "__code__", None)
+        if code is not None:
+            cells = [c.cell_contents for c in (getattr(f, "__closure__", None) or ()) if _filled(c)]
+            names = [getattr(f, "__globals__", {}).get(n) for n in code.co_names]
+            if any(isinstance(v, _nets.MLP) or _structured_network(v) for v in cells + names):
+                return True
+        if not hasattr(f, "__wrapped__"):
+            return False
+        f = f.__wrapped__
+    return False
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell
+        return False
+    return True
+
+
+def empirical_ntk(
+    f: Model,
+    params: Any,
+    x1: ArrayLike,
+    x2: ArrayLike | None = None,
+    *,
+    implementation: str = "auto",
+    net: _nets.MLP | None = None,
+) -> jax.Array:
     """Empirical NTK, (n1, n2): Result[i, j] = <df(x1_i)/dtheta, df(x2_j)/dtheta>.
 
-    ``f(params, x)`` maps a batch (n, d) to (n,) (one scalar output per example). Uses the
-    per-layer formula for ``net.apply`` of a ``nets.mlp`` network, else the Jacobian.
+    The sum runs over every leaf of ``params``; no normalization (the NTK
+    parameterization's 1/sqrt(fan_in) factors are inside f). ``x2=None`` means x2 = x1,
+    and the structured method then runs its forward and backward pass once.
+
+    ``implementation`` picks the method (all give the same kernel up to rounding):
+
+    * ``"structured"``: the per-layer formula of a :func:`lecturekit.nets.mlp` network,
+      sum_l (mW_l^2 <h_{l-1}, h'_{l-1}> + mb_l^2) <delta_l, delta'_l>, from one
+      :meth:`~lecturekit.nets.MLP.backward` pass; needs ``f`` to be ``net.apply`` (or
+      ``jax.jit(net.apply)``), or the network passed as ``net=`` (then ``f`` is trusted to
+      compute ``net.apply``). Raises ``ValueError`` for any other f.
+    * ``"vector_products"``: :func:`vector_product_ntk`, Jacobian-free, any f.
+    * ``"jacobian"``: :func:`jacobian_ntk`, the Jacobians contracted (small models).
+    * ``"auto"``: "structured" when the network is known (``f`` is ``net.apply`` or
+      ``jax.jit(net.apply)``, or ``net=`` is given), else "vector_products". It never
+      changes method silently: for an ``f`` that hides a network (a lambda, a
+      ``functools.partial`` or another wrapper around an MLP's apply) it warns
+      (``UserWarning``) that it uses vector products, and says how to choose (``net=`` for
+      the per-layer formula, ``implementation=`` to silence).
+
+    Args:
+        f: the model, ``f(params, x)`` maps a batch (n, d) to (n,) (scalar outputs).
+        params: its parameters, any pytree of floating arrays.
+        x1: inputs (n1, d).
+        x2: inputs (n2, d), or None for x1.
+        implementation: "auto", "structured", "vector_products" or "jacobian".
+        net: the :class:`~lecturekit.nets.MLP` that ``f`` computes, for a wrapped apply.
+
+    Returns:
+        The (n1, n2) kernel matrix.
+
+    Example:
+        >>> from lecturekit import nets, tangent
+        >>> net = nets.mlp((3, 64, 1), "tanh")
+        >>> params, x = net.init(jax.random.key(0)), jnp.ones((4, 3))
+        >>> fast = tangent.empirical_ntk(net.apply, params, x)
+        >>> slow = tangent.empirical_ntk(net.apply, params, x, implementation="jacobian")
+        >>> fast.shape, bool(jnp.allclose(fast, slow))
+        ((4, 4), True)
     """
     check_model(f)
+    check_choice(implementation, IMPLEMENTATIONS, name="implementation")
+    if net is not None and not isinstance(net, _nets.MLP):
+        raise TypeError(f"net must be a lecturekit.nets.mlp network or None, got {type(net).__name__}")
+    found = _structured_network(f)
+    if net is not None and found is not None and found != net:
+        raise ValueError("net= is a different network from the one whose apply is f")
+    net = net if net is not None else found
+    if implementation == "structured" and net is None:
+        raise ValueError(
+            "implementation='structured' needs a nets.mlp network: pass f=net.apply, or net=net if f "
+            "wraps it; for any other model use implementation='vector_products' or 'jacobian'"
+        )
+    if implementation == "auto":
+        if net is not None:
+            implementation = "structured"
+        else:
+            if _mentions_network(f):
+                warnings.warn(
+                    "empirical_ntk: f refers to a nets.mlp network but is not its apply, so "
+                    "implementation='auto' uses vector products (not the per-layer formula); pass "
+                    "net=<the network> if f computes net.apply, or implementation='vector_products' "
+                    "to silence this warning",
+                    UserWarning, stacklevel=2,
+                )
+            implementation = "vector_products"
+    if implementation == "jacobian":
+        return jacobian_ntk(f, params, x1, x2)
+    if implementation == "vector_products":
+        return vector_product_ntk(f, params, x1, x2)
     a, b = check_inputs_pair(x1, x2)
-    same = x2 is None
-    net = structured_network(f)
-    if net is not None:
-        net.check_params(params)
-        if net.output_dim != 1:
-            raise ValueError(
-                f"empirical_ntk needs a scalar-output network, this one has {net.output_dim} outputs; "
-                "take one output at a time, e.g. lambda p, x: net.apply(p, x)[:, j]"
-            )
-        if a.shape[1] != net.input_dim:
-            raise ValueError(
-                f"x1: inputs must have {net.input_dim} columns (the network's input dimension), "
-                f"got shape {tuple(a.shape)}"
-            )
-        return _structured_ntk(net, params, a, a if same else b)
-    return jacobian_ntk(f, params, a, None if same else b)
+    net.check_params(params)
+    if net.output_dim != 1:
+        raise ValueError(
+            f"empirical_ntk needs a scalar-output network, this one has {net.output_dim} outputs; "
+            "take one output at a time, e.g. lambda p, x: net.apply(p, x)[:, j]"
+        )
+    if a.shape[1] != net.input_dim:
+        raise ValueError(
+            f"x1: inputs must have {net.input_dim} columns (the network's input dimension), "
+            f"got shape {tuple(a.shape)}"
+        )
+    if x2 is None:
+        return _structured_ntk_same(net, params, a)
+    return _structured_ntk(net, params, a, b)
 
 
 def jacobian_ntk(f: Model, params: Any, x1: jax.Array, x2: jax.Array | None = None) -> jax.Array:
@@ -133,28 +248,32 @@ def _check_generic_model(f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | N
     return a, b
 
 
+def _layer_factors(net: _nets.MLP, params, x):
+    """Per dense layer: (mW, mb, layer input h (n, fan_in), output gradient delta (n, fan_out))."""
+    bw = net.backward(params, x)
+    return [(mw, mb, h, d[:, 0, :]) for (mw, mb), h, d in zip(net.multipliers(), bw.inputs, bw.deltas)]
+
+
+def _combine(terms, dtype) -> jax.Array:
+    kernel = None
+    for mw, mb, gram_h, gram_d in terms:
+        term = (mw**2 * gram_h + mb**2) * gram_d
+        kernel = term if kernel is None else kernel + term
+    return kernel.astype(dtype)
+
+
 @partial(jax.jit, static_argnums=0)
 def _structured_ntk(net: _nets.MLP, params, x1: jax.Array, x2: jax.Array) -> jax.Array:
-    deltas1, hs1 = _backprop(net, params, x1)
-    deltas2, hs2 = _backprop(net, params, x2)
-    kernel = jnp.zeros((x1.shape[0], x2.shape[0]), dtype=jnp.result_type(x1, params[0]["W"]))
-    for (mw, mb), h1, h2, d1, d2 in zip(net.multipliers(), hs1, hs2, deltas1, deltas2):
-        kernel = kernel + (mw**2 * (h1 @ h2.T) + mb**2) * (d1 @ d2.T)
-    return kernel
+    dtype = jnp.result_type(x1, params[0]["W"])
+    f1, f2 = _layer_factors(net, params, x1), _layer_factors(net, params, x2)
+    return _combine([(mw, mb, h1 @ h2.T, d1 @ d2.T) for (mw, mb, h1, d1), (_, _, h2, d2) in zip(f1, f2)], dtype)
 
 
-def _backprop(net: _nets.MLP, params, x):
-    """Layer inputs h_l and errors delta_l = df/dz_l of a scalar-output MLP, per example."""
-    zs, hs, _ = net.forward(params, x)
-    delta = jnp.ones_like(zs[-1])
-    if net.output_activation is not None:
-        delta = net.output_activation.grad(zs[-1])
-    deltas = [delta]
-    for layer in range(net.depth - 1, -1, -1):
-        mw = net.multipliers()[layer + 1][0]
-        delta = net.activation.grad(zs[layer]) * (mw * (delta @ params[layer + 1]["W"].T))
-        deltas.append(delta)
-    return deltas[::-1], hs
+@partial(jax.jit, static_argnums=0)
+def _structured_ntk_same(net: _nets.MLP, params, x: jax.Array) -> jax.Array:
+    """The kernel of x with itself: one forward and backward pass, symmetric Gram products."""
+    dtype = jnp.result_type(x, params[0]["W"])
+    return _combine([(mw, mb, h @ h.T, d @ d.T) for mw, mb, h, d in _layer_factors(net, params, x)], dtype)
 
 
 def linearize(f: Model, params0: Any) -> Model:

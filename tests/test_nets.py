@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lecturekit import nets
+from lecturekit import nets, sampling
 
 jax.config.update("jax_enable_x64", True)
 
@@ -95,3 +95,125 @@ def test_apply_works_under_jit_and_grad():
     np.testing.assert_allclose(jax.jit(net.apply)(params, x), net.apply(params, x), rtol=1e-13)
     grads = jax.grad(lambda p: jnp.sum(net.apply(p, x)))(params)
     assert grads[0]["W"].shape == (3, 8)
+
+
+# ------------------------------------------------------------------ init_many, sub_network
+def test_init_many_rows_are_consecutive_slices_of_one_stream():
+    """Documented contract: network i of init_many(key, n) is numbers i*P...(i+1)*P-1 of
+    standard_normal(key, (n*P,)); so network 0 is init(key) and counts are prefix-stable."""
+    for par in ("ntk", "standard"):
+        net = nets.mlp((3, 5, 4, 2), "tanh", parameterization=par, w_std=1.5, b_std=0.5)
+        key = jax.random.key(7)
+        many, fewer, one = net.init_many(key, 4), net.init_many(key, 2), net.init(key)
+        assert [layer["W"].shape for layer in many] == [(4, 3, 5), (4, 5, 4), (4, 4, 2)]
+        assert [layer["b"].shape for layer in many] == [(4, 5), (4, 4), (4, 2)]
+        for a, b, c in zip(jax.tree_util.tree_leaves(many), jax.tree_util.tree_leaves(fewer),
+                           jax.tree_util.tree_leaves(one)):
+            np.testing.assert_array_equal(a[:2], b)
+            np.testing.assert_array_equal(a[0], c)
+        flat = np.asarray(sampling.standard_normal(key, (4 * net.num_params(),))).reshape(4, -1)
+        if par == "ntk":
+            np.testing.assert_array_equal(many[0]["W"][2].ravel(), flat[2, :15])
+            np.testing.assert_array_equal(many[1]["b"][3], flat[3, 15 + 5 + 20:15 + 5 + 20 + 4])
+        else:
+            np.testing.assert_allclose(many[0]["W"][2].ravel(), flat[2, :15] * 1.5 / 3**0.5, rtol=1e-15)
+            np.testing.assert_allclose(many[0]["b"][1], flat[1, 15:20] * 0.5, rtol=1e-15)
+
+
+def test_init_works_on_traced_keys_with_the_same_numbers():
+    net = nets.mlp((2, 6, 1), "relu")
+    keys = jax.random.split(jax.random.key(1), 3)
+    batched = jax.vmap(net.init)(keys)
+    jitted = jax.jit(lambda k: net.init_many(k, 2))(keys[0])
+    for i in range(3):
+        for a, b in zip(jax.tree_util.tree_leaves(batched), jax.tree_util.tree_leaves(net.init(keys[i]))):
+            np.testing.assert_array_equal(a[i], b)
+    for a, b in zip(jax.tree_util.tree_leaves(jitted), jax.tree_util.tree_leaves(net.init_many(keys[0], 2))):
+        np.testing.assert_array_equal(a, b)
+    assert jax.eval_shape(net.init, keys[0])[0]["W"].shape == (2, 6)
+
+
+def test_init_compiles_nothing_per_architecture(monkeypatch):
+    """After the sampler's chunk program is compiled once, new widths and counts compile nothing."""
+    nets.mlp((3, 2, 1)).init(jax.random.key(0))  # warm: compiles the chunk generator
+    compiles = _count_compiles(lambda: [nets.mlp((3, w, w, 1)).init_many(jax.random.key(w), c)
+                                        for w, c in [(5, 1), (17, 3), (40, 2), (64, 5)]])
+    assert compiles == 0, compiles
+
+
+def _count_compiles(fn) -> int:
+    events = []
+
+    def listener(name, *args, **kwargs):
+        if name == "/jax/core/compile/backend_compile_duration":
+            events.append(name)
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        fn()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    return len(events)
+
+
+def test_init_dtype_and_bad_arguments():
+    net = nets.mlp((3, 4, 1), "relu")
+    p32 = net.init(jax.random.key(0), jnp.float32)
+    assert {leaf.dtype for leaf in jax.tree_util.tree_leaves(p32)} == {jnp.dtype("float32")}
+    assert net.init(jax.random.key(0))[0]["W"].dtype == jnp.float64
+    with pytest.raises(ValueError, match="count"):
+        net.init_many(jax.random.key(0), 0)
+    with pytest.raises(TypeError, match="PRNG key"):
+        net.init_many(3, 2)
+    with pytest.raises(TypeError, match="dtype"):
+        net.init(jax.random.key(0), jnp.int32)
+
+
+def test_sub_network_blocks_are_networks_of_the_smaller_width():
+    big, small = nets.mlp((3, 12, 12, 1), "relu"), nets.mlp((3, 4, 4, 1), "relu")
+    p = big.init(jax.random.key(2))
+    x = np.random.default_rng(0).normal(size=(5, 3))
+    for block in range(3):
+        sub = nets.sub_network(p, 4, block)
+        small.check_params(sub)
+        units = slice(4 * block, 4 * block + 4)
+        np.testing.assert_array_equal(sub[1]["W"], p[1]["W"][units, units])
+        np.testing.assert_array_equal(sub[2]["W"], p[2]["W"][units])
+        assert np.all(np.isfinite(small.apply(sub, x)))
+    many = big.init_many(jax.random.key(3), 2)
+    assert nets.sub_network(many, 6, 1)[1]["W"].shape == (2, 6, 6)
+    with pytest.raises(ValueError, match="needs 16 hidden units"):
+        nets.sub_network(p, 4, 3)
+    with pytest.raises(ValueError, match="width"):
+        nets.sub_network(p, 0)
+    with pytest.raises(ValueError, match="list of layer dicts"):
+        nets.sub_network(p[:1], 2)
+
+
+# ------------------------------------------------------------------------- backward pass
+@pytest.mark.parametrize("activation", ["relu", "erf", "tanh", "identity", "softplus", "swish"])
+@pytest.mark.parametrize("outputs, output_activation, parameterization",
+                         [(1, None, "ntk"), (3, None, "standard"), (2, "tanh", "ntk"), (1, "sigmoid", "standard")])
+def test_backward_gives_jacrev(activation, outputs, output_activation, parameterization):
+    """d f_k(x_i)/dW_l = mW_l outer(h_{l-1}[i], delta_l[i, k]) and d f_k/db_l = mb_l delta_l[i, k]."""
+    net = nets.mlp((3, 6, 5, outputs), activation, b_std=0.3, out_b_std=0.4, w_std=1.2,
+                   output_activation=output_activation, parameterization=parameterization)
+    params = net.init(jax.random.key(11))
+    x = jax.random.normal(jax.random.key(12), (4, 3))
+    bw = net.backward(params, x)
+    np.testing.assert_allclose(bw.output, net.apply(params, x), rtol=1e-14)
+    apply = lambda p: net.apply(p, x).reshape(4, outputs)  # noqa: E731
+    jac = jax.jacrev(apply)(params)  # leaves (n, k, *leaf.shape)
+    for layer, (mw, mb) in enumerate(net.multipliers()):
+        h, d = bw.inputs[layer], bw.deltas[layer]
+        assert d.shape == (4, outputs, net.widths[layer + 1])
+        np.testing.assert_allclose(mw * jnp.einsum("ni,nkj->nkij", h, d), jac[layer]["W"], atol=1e-12)
+        np.testing.assert_allclose(mb * d, jac[layer]["b"], atol=1e-12)
+
+
+def test_backward_rejects_bad_input():
+    net = nets.mlp((3, 4, 1), "relu")
+    with pytest.raises(ValueError, match=r"x must have shape \(n, 3\)"):
+        net.backward(net.init(jax.random.key(0)), jnp.ones((2, 4)))
+    with pytest.raises(ValueError, match="params must be a list"):
+        net.backward([], jnp.ones((2, 3)))

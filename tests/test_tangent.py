@@ -1,5 +1,8 @@
 """Empirical NTK: per-layer formula against explicit Jacobians; linearization; errors."""
 
+import functools
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -44,7 +47,7 @@ def test_structured_ntk_equals_explicit_jacobian_product(
     k1, k2, k3 = jax.random.split(jax.random.key(seed), 3)
     params = net.init(k1)
     x1, x2 = jax.random.normal(k2, (5, 3)), jax.random.normal(k3, (4, 3))
-    assert tangent.structured_network(net.apply) is net
+    assert tangent._structured_network(net.apply) is net
     fast = tangent.empirical_ntk(net.apply, params, x1, x2)
     ref = _explicit_jtj(net.apply, params, x1, x2)
     np.testing.assert_allclose(fast, ref, atol=1e-10 * (1 + float(jnp.abs(ref).max())), rtol=0)
@@ -58,19 +61,71 @@ def test_generic_function_uses_jacobian_fallback():
 
     params = {"a": jnp.ones((2, 3)) * 0.3, "v": jnp.arange(3.0), "c": jnp.array(0.7)}
     x = jax.random.normal(jax.random.key(0), (4, 2))
-    assert tangent.structured_network(model) is None
+    assert tangent._structured_network(model) is None
     np.testing.assert_allclose(tangent.empirical_ntk(model, params, x), _explicit_jtj(model, params, x, x), atol=1e-12)
 
 
 def test_wrapped_mlp_is_not_mistaken_for_structured_path():
+    """A lambda around net.apply: auto warns and uses vector products (never silently)."""
     net = nets.mlp((2, 4, 1), "relu")
     params = net.init(jax.random.key(0))
     wrapped = lambda p, x: 2.0 * net.apply(p, x)  # noqa: E731
     x = jnp.eye(2)
-    assert tangent.structured_network(wrapped) is None
-    np.testing.assert_allclose(
-        tangent.empirical_ntk(wrapped, params, x), 4.0 * tangent.empirical_ntk(net.apply, params, x), atol=1e-12
-    )
+    assert tangent._structured_network(wrapped) is None
+    with pytest.warns(UserWarning, match="net="):
+        auto = tangent.empirical_ntk(wrapped, params, x)
+    np.testing.assert_allclose(auto, 4.0 * tangent.empirical_ntk(net.apply, params, x), atol=1e-12)
+    with pytest.raises(ValueError, match="structured"):
+        tangent.empirical_ntk(wrapped, params, x, implementation="structured")
+    partial_apply = functools.partial(net.apply)
+    with pytest.warns(UserWarning, match="vector products"):
+        tangent.empirical_ntk(partial_apply, params, x)
+
+
+def test_jitted_apply_and_explicit_net_use_the_per_layer_formula(monkeypatch):
+    net = nets.mlp((3, 6, 5, 1), "erf", b_std=0.3)
+    params = net.init(jax.random.key(2))
+    x1, x2 = jax.random.normal(jax.random.key(3), (4, 3)), jax.random.normal(jax.random.key(4), (3, 3))
+    reference = tangent.jacobian_ntk(net.apply, params, x1, x2)
+    jitted = jax.jit(net.apply)
+    assert tangent._structured_network(jitted) is net
+    wrapped = lambda p, x: net.apply(p, x)  # noqa: E731
+    with monkeypatch.context() as patch:
+        patch.setattr(tangent, "vector_product_ntk", _forbidden)
+        patch.setattr(tangent, "jacobian_ntk", _forbidden)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for f, kw in [(jitted, {}), (wrapped, {"net": net}), (wrapped, {"net": net, "implementation": "structured"})]:
+                np.testing.assert_allclose(tangent.empirical_ntk(f, params, x1, x2, **kw), reference, atol=1e-12)
+    other = nets.mlp((3, 6, 5, 1), "relu")
+    with pytest.raises(ValueError, match="different network"):
+        tangent.empirical_ntk(net.apply, params, x1, net=other)
+    with pytest.raises(TypeError, match="net must be"):
+        tangent.empirical_ntk(wrapped, params, x1, net="mlp")
+
+
+@pytest.mark.parametrize("implementation", ["auto", "structured", "vector_products", "jacobian"])
+def test_every_implementation_gives_the_same_kernel(implementation):
+    net = nets.mlp((3, 7, 1), "tanh", b_std=0.4, out_b_std=0.2)
+    params = net.init(jax.random.key(5))
+    x1, x2 = jax.random.normal(jax.random.key(6), (5, 3)), jax.random.normal(jax.random.key(7), (2, 3))
+    for b in (None, x2):
+        ref = _explicit_jtj(net.apply, params, x1, x1 if b is None else b)
+        got = tangent.empirical_ntk(net.apply, params, x1, b, implementation=implementation)
+        np.testing.assert_allclose(got, ref, atol=1e-12)
+    if implementation in ("vector_products", "jacobian", "auto"):  # a model that is no MLP
+        p = {"a": jnp.ones((3, 4)), "v": jnp.arange(4.0), "c": jnp.array(0.5)}
+        model = lambda p, x: jnp.tanh(x @ p["a"]) @ p["v"] + p["c"] * x[:, 0]  # noqa: E731
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = tangent.empirical_ntk(model, p, x1, implementation=implementation)
+        np.testing.assert_allclose(got, _explicit_jtj(model, p, x1, x1), atol=1e-12)
+    with pytest.raises(ValueError, match="implementation"):
+        tangent.empirical_ntk(net.apply, params, x1, implementation="fast")
+
+
+def _forbidden(*args, **kwargs):
+    raise AssertionError("a generic method was taken for a nets.mlp network")
 
 
 def test_linearize_is_exact_for_linear_models_and_first_order_otherwise():
