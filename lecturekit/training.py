@@ -1,22 +1,26 @@
-"""Full-batch gradient descent with snapshots of the loss, the parameters and the tangent kernel.
+"""Gradient descent: the one loop of lecturekit, its losses, trajectories and Delta K.
 
-Conventions. A model is any f(params, x) mapping a batch x of shape (n, d) to (n,) (or
-(n, c)); params is any pytree of float arrays. The default loss is the mean squared error
+Conventions. A model is any f(params, x) mapping a batch x of shape (n, d) to (n,) or
+(n, k); params is any pytree of float arrays. The square loss has ONE normalization in
+lecturekit,
 
-    L(params) = (1/2n) sum_i ||f(params, x_i) - y_i||^2,
+    L(params) = (1/2n) sum_i ||f(params, x_i) - y_i||^2          (:func:`square_loss`),
 
 so that gradient descent with step ``lr`` for s steps approximates gradient flow up to time
-t = lr * s and, for a linear model with tangent kernel K, the outputs follow
-d f_S/dt = -(1/n) K (f_S - y) (see :mod:`lecturekit.regression`).
+t = lr s and, for a model linear in its parameters with tangent kernel K, the training
+outputs follow d f_S/dt = -(1/n) K (f_S - y) (see :mod:`lecturekit.regression`).
 
-* :func:`descend` is the pure inner loop (``lax.scan`` over steps of theta <- theta - lr grad L);
-  it can be jitted and ``vmap``-ed (over seeds, learning rates, ...).
-* :func:`descend_observed` is ``descend`` with snapshots: nested ``lax.scan`` loops that
-  evaluate ``observe(params)`` every ``every`` steps; also pure (jit it, vmap it).
-* :func:`gradient_descent` validates its arguments and runs ``descend_observed`` as ONE
-  jitted program (one compilation per call), recording the parameters and, optionally, the
-  empirical NTK (``tangent.empirical_ntk``) at every snapshot.
-* :func:`relative_kernel_change` is Delta K = ||K_t - K_0||_F / ||K_0||_F.
+* :func:`descend` is the engine: ``steps`` steps of theta <- theta - lr grad L(theta), the
+  loss before every step and after the last, ``observe(params)`` every ``every`` steps, an
+  optional divergence stop. It is pure and traceable: jit it, ``vmap`` it over
+  initializations or over a traced ``lr``. Every gradient-descent loop of the library and
+  of the chapters is a call of it.
+* :func:`gradient_descent` is the host wrapper: it checks its arguments, builds the
+  loss (:func:`mse_loss`) from a model and data, runs :func:`descend` as one jitted
+  program and warns when the loss diverges.
+* :class:`Trajectory` is what both return; :func:`ntk_observer` is the observer that
+  records the empirical tangent kernel; :func:`relative_kernel_change` is
+  Delta K = ||K_t - K_0||_F / ||K_0||_F.
 
 Width sweeps (Chapter 2):
 
@@ -50,13 +54,14 @@ from ._validation import (
 )
 
 __all__ = [
+    "square_loss",
     "mse_loss",
-    "descend",
-    "descend_observed",
-    "snapshot_steps",
-    "gradient_descent",
-    "relative_kernel_change",
+    "cross_entropy",
     "Trajectory",
+    "descend",
+    "gradient_descent",
+    "ntk_observer",
+    "relative_kernel_change",
     "standard_normal",
     "init_many",
     "init_one",
@@ -71,97 +76,246 @@ __all__ = [
 Model = Callable[[Any, jax.Array], jax.Array]
 
 
+# ----------------------------------------------------------------------------------------
+# Losses
+
+
+def square_loss(outputs: ArrayLike, targets: ArrayLike) -> jax.Array:
+    """The square loss (1/2n) sum_i ||outputs_i - targets_i||^2, n = the leading axis.
+
+    The one normalization of the square loss in lecturekit: half the mean over examples of
+    the squared Euclidean error (summed over the outputs of an example). Gradient descent
+    on it with step ``lr`` for s steps follows the gradient flow of
+    :mod:`lecturekit.regression` up to time t = lr s. Traceable (use it inside losses that
+    are jitted or differentiated).
+
+    Args:
+        outputs: model outputs, shape (n,) or (n, k, ...).
+        targets: labels of the same shape.
+
+    Returns:
+        A scalar JAX array.
+
+    Raises:
+        ValueError: if the shapes differ.
+
+    Example:
+        >>> from lecturekit import training
+        >>> float(training.square_loss(jnp.array([1.0, 3.0]), jnp.array([0.0, 0.0])))
+        2.5
+    """
+    out, tgt = _check_outputs(outputs, targets, "outputs", "targets", ndim=None)
+    n = out.shape[0]
+    return 0.5 * jnp.sum((out - tgt) ** 2) / n
+
+
 def mse_loss(f: Model, x: ArrayLike, y: ArrayLike) -> Callable[[Any], jax.Array]:
-    """The loss params -> (1/2n) sum_i ||f(params, x_i) - y_i||^2 on the batch (x, y)."""
+    """The loss params -> :func:`square_loss` (f(params, x), y) of a model on a batch (x, y).
+
+    Args:
+        f: a model f(params, x) mapping x of shape (n, d) to outputs of the shape of ``y``.
+        x: inputs, shape (n, d).
+        y: labels, shape (n,) or (n, k).
+
+    Returns:
+        A function loss_fn(params) -> (1/2n) sum_i ||f(params, x_i) - y_i||^2 (a scalar), to
+        hand to :func:`descend`.
+
+    Example:
+        >>> from lecturekit import training
+        >>> loss = training.mse_loss(lambda w, x: x @ w, jnp.eye(2), jnp.array([1.0, 1.0]))
+        >>> float(loss(jnp.zeros(2)))
+        0.5
+    """
     check_callable(f, name="f", what="a model f(params, x)")
     x = as_float_array(x, name="x", ndim=2)
     y = as_float_array(y, name="y", ndim=(1, 2))
     if y.shape[0] != x.shape[0]:
         raise ValueError(f"x and y must have the same number of rows, got {x.shape[0]} and {y.shape[0]}")
-    n = x.shape[0]
 
     def loss(params):
-        return 0.5 * jnp.sum((f(params, x) - y) ** 2) / n
+        return square_loss(f(params, x), y)
 
     return loss
 
 
-def descend(loss_fn: Callable[[Any], jax.Array], params: Any, lr: float | jax.Array, steps: int):
-    """``steps`` steps of gradient descent theta <- theta - lr grad L(theta), by ``lax.scan``.
+def cross_entropy(logits: ArrayLike, onehot: ArrayLike) -> jax.Array:
+    """The cross-entropy loss -(1/n) sum_i sum_a onehot_ia log softmax(logits_i)_a.
 
-    Returns (final params, losses) where losses[k] is L before step k (shape (steps,)).
-    Pure and traceable: jit it, or vmap it over params/lr (``steps`` must be a Python int).
+    The mean over the n examples (the leading axis) of the cross-entropy between the
+    softmax of the logits and the labels (one-hot or any probability vectors). Traceable.
+
+    Args:
+        logits: shape (n, k).
+        onehot: labels, shape (n, k).
+
+    Returns:
+        A scalar JAX array.
+
+    Example:
+        >>> from lecturekit import training
+        >>> round(float(training.cross_entropy(jnp.zeros((1, 2)), jnp.eye(2)[:1])), 4)
+        0.6931
     """
-    _check_loop(loss_fn, params, lr, steps)
-
-    def step(p, _):
-        value, grad = jax.value_and_grad(loss_fn)(p)
-        p = jax.tree_util.tree_map(lambda a, g: a - lr * g, p, grad)
-        return p, value
-
-    return jax.lax.scan(step, params, None, length=steps)
+    logits, onehot = _check_outputs(logits, onehot, "logits", "onehot", ndim=2)
+    return -jnp.mean(jnp.sum(onehot * jax.nn.log_softmax(logits), axis=-1))
 
 
-def snapshot_steps(steps: int, every: int) -> np.ndarray:
-    """The step counts 0, every, 2 every, ... at which :func:`descend_observed` observes, plus ``steps``."""
-    steps = check_positive_int(steps, name="steps", minimum=0)
-    every = check_positive_int(every, name="every")
-    return np.unique(np.append(np.arange(0, steps + 1, every), steps))
+def _check_outputs(outputs: Any, targets: Any, name: str, target_name: str, *, ndim) -> tuple[jax.Array, jax.Array]:
+    out = as_float_array(outputs, name=name, ndim=ndim, min_ndim=1, finite=False)
+    tgt = as_float_array(targets, name=target_name, ndim=ndim, min_ndim=1, finite=False)
+    if out.shape != tgt.shape:
+        raise ValueError(f"{name} and {target_name} must have the same shape, got {tuple(out.shape)} "
+                         f"and {tuple(tgt.shape)}")
+    return out, tgt
 
 
-def descend_observed(
-    loss_fn: Callable[[Any], jax.Array],
-    params: Any,
-    lr: float | jax.Array,
-    steps: int,
-    every: int,
-    observe: Callable[[Any], Any],
-):
-    """``descend`` with snapshots: gradient descent observed every ``every`` steps.
-
-    Returns (final params, losses, observations): ``losses`` has shape (steps + 1,), the loss
-    before every step and after the last one; ``observations`` is ``observe(params)`` at the
-    steps :func:`snapshot_steps` ``(steps, every)`` = 0, every, 2 every, ..., steps, every leaf
-    stacked along a new leading axis. The full chunks run as a ``lax.scan`` over chunks of an
-    inner ``lax.scan`` over steps, so the step is compiled once whatever ``steps`` is. Pure
-    and traceable (``steps`` and ``every`` must be Python ints).
-    """
-    _check_loop(loss_fn, params, lr, steps)
-    every = check_positive_int(every, name="every")
-    check_callable(observe, name="observe", what="a function of params")
-    full, rest = divmod(steps, every)
-
-    def chunk(p, _):
-        p, losses = descend(loss_fn, p, lr, every)
-        return p, (losses, observe(p))
-
-    first = observe(params)
-    p, (losses, seen) = jax.lax.scan(chunk, params, None, length=full)
-    losses = [losses.reshape(-1)]
-    seen = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), first, seen)
-    if rest:
-        p, last_losses = descend(loss_fn, p, lr, rest)
-        losses.append(last_losses)
-        seen = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b[None]]), seen, observe(p))
-    losses.append(jnp.reshape(loss_fn(p), (1,)))
-    return p, jnp.concatenate(losses), seen
+# ----------------------------------------------------------------------------------------
+# The engine
 
 
 class Trajectory(NamedTuple):
-    """What :func:`gradient_descent` records.
+    """A gradient-descent run: what :func:`descend` and :func:`gradient_descent` return.
 
-    ``steps``: (s,) step counts of the snapshots (0 first, the last step last);
-    ``losses``: (steps + 1,) the loss before every step and after the last one;
-    ``params``: the snapshot parameters, every leaf stacked along a leading axis of size s
-    (None if ``keep_params=False``); ``kernels``: (s, n_k, n_k) empirical NTKs at the
-    snapshots on ``kernel_x`` (None if not asked for); ``final_params``: the last iterate.
+    With s = the number of observations (``steps // every + 1``, one more if ``every`` does
+    not divide ``steps``):
+
+    Attributes:
+        steps: (s,) int array, the step counts of the observations: 0, every, 2 every, ...,
+            and ``steps`` last.
+        losses: (steps + 1,) array: ``losses[k]`` is the loss after k steps (before step
+            k + 1), ``losses[-1]`` the loss of the final iterate. With ``stop_above``, the
+            entries from ``diverged_at`` on are +inf.
+        observed: ``observe(params)`` at the observation steps, every leaf stacked on a
+            leading axis of size s (None if there was no ``observe``). After a divergence
+            stop the observations are those of the frozen iterate.
+        final_params: the last iterate (the frozen one after a divergence stop).
+        diverged_at: int array (): the first k whose loss was non-finite or above
+            ``stop_above``, or -1 if there was none.
+
+    Under ``jax.vmap`` every field (``steps`` too) gets the batch axis in front.
     """
 
-    steps: np.ndarray
+    steps: jax.Array
     losses: jax.Array
-    params: Any
-    kernels: jax.Array | None
+    observed: Any
     final_params: Any
+    diverged_at: jax.Array
+
+
+def descend(
+    loss_fn: Callable[[Any], jax.Array],
+    params: Any,
+    *,
+    lr: float | jax.Array,
+    steps: int,
+    every: int | None = None,
+    observe: Callable[[Any], Any] | None = None,
+    stop_above: float | None = None,
+) -> Trajectory:
+    """Gradient descent theta <- theta - lr grad L(theta): the one loop of lecturekit.
+
+    Runs ``steps`` steps from ``params`` on the scalar loss ``loss_fn``, records the loss
+    before every step and after the last, and evaluates ``observe(params)`` at steps 0,
+    every, 2 every, ..., and ``steps``. Pure and traceable: jit it, ``vmap`` it over
+    ``params`` (many initializations) or over a traced ``lr`` (a learning-rate sweep);
+    ``steps`` and ``every`` are Python ints. The run is a ``lax.scan`` over observation
+    periods of an inner ``lax.scan`` over steps, so the gradient step and the observer each
+    appear once in the compiled program, whatever ``steps`` is.
+
+    Divergence: with ``stop_above`` set, the first iterate whose loss is not finite or
+    exceeds ``stop_above`` is frozen (no more steps are taken), every later loss is
+    recorded as +inf and ``diverged_at`` is its step. Without it the iteration goes on
+    (a non-finite loss stays non-finite) and ``diverged_at`` marks the first non-finite
+    loss.
+
+    Args:
+        loss_fn: a scalar function of the parameters, e.g. :func:`mse_loss` (f, x, y).
+        params: the initial parameters, any pytree of float arrays.
+        lr: the step size, > 0 (a float or a traced scalar).
+        steps: number of steps, an int >= 0.
+        every: observation period, an int >= 1 (default: ``steps``, i.e. observe at the
+            start and at the end only).
+        observe: a function of the parameters returning any pytree of arrays (a kernel,
+            an output, the parameters themselves), or None.
+        stop_above: loss above which the run counts as diverged and stops, or None.
+
+    Returns:
+        A :class:`Trajectory`.
+
+    Example:
+        >>> from lecturekit import training
+        >>> run = training.descend(lambda w: 0.5 * w**2, jnp.array(1.0), lr=0.5, steps=4,
+        ...                        every=2, observe=lambda w: w)
+        >>> run.steps.tolist(), run.observed.tolist(), run.losses.shape
+        ([0, 2, 4], [1.0, 0.25, 0.0625], (5,))
+        >>> grow = training.descend(lambda w: 0.5 * w**2, jnp.array(1.0), lr=3.0, steps=10,
+        ...                         stop_above=10.0)
+        >>> int(grow.diverged_at), float(grow.final_params), grow.losses[:5].tolist()
+        (3, -8.0, [0.5, 2.0, 8.0, inf, inf])
+    """
+    _check_loop(loss_fn, params, lr, steps)
+    every = max(steps, 1) if every is None else check_positive_int(every, name="every")
+    if observe is not None:
+        check_callable(observe, name="observe", what="a function of params")
+    if stop_above is not None and not is_traced(stop_above):
+        stop_above = check_real(stop_above, name="stop_above")
+    return _descend(loss_fn, params, lr, steps, every, observe, stop_above)
+
+
+def _descend(loss_fn, params, lr, steps, every, observe, stop_above):
+    """:func:`descend` without the checks (arguments trusted)."""
+    chunks = -(-steps // every)                  # observation periods; the last may be short
+    seen = (lambda p: ()) if observe is None else observe
+    value_and_grad = jax.value_and_grad(loss_fn)
+
+    def judge(value, k, diverged_at):
+        """(loss as recorded, diverged_at, frozen) for the loss ``value`` of step k."""
+        bad = ~jnp.isfinite(value)
+        if stop_above is not None:
+            bad = bad | (value > stop_above)
+        diverged_at = jnp.where((diverged_at < 0) & bad, k, diverged_at)
+        if stop_above is None:
+            return value, diverged_at, jnp.asarray(False)
+        frozen = diverged_at >= 0
+        return jnp.where(frozen, jnp.inf, value), diverged_at, frozen
+
+    def step(carry, k):
+        p, diverged_at = carry
+        value, grad = value_and_grad(p)
+        active = k < steps                      # the short last period pads with idle steps
+        value, found, frozen = judge(value, k, diverged_at)
+        diverged_at = jnp.where(active, found, diverged_at)
+        move = active & ~frozen
+        p = jax.tree_util.tree_map(lambda a, g: jnp.where(move, a - lr * g, a), p, grad)
+        return (p, diverged_at), value
+
+    def period(carry, i):
+        # observe, then take `every` steps; the extra last period (i == chunks) only records
+        # the final loss. Both branches are in one program: the step is compiled once.
+        record = seen(carry[0])
+
+        def run(carry):
+            return jax.lax.scan(step, carry, i * every + jnp.arange(every, dtype=jnp.int32))
+
+        def finish(carry):
+            p, diverged_at = carry
+            value, diverged_at, _ = judge(loss_fn(p), steps, diverged_at)
+            return (p, diverged_at), jnp.full((every,), value, dtype=jnp.result_type(value))
+
+        carry, losses = jax.lax.cond(i < chunks, run, finish, carry)
+        return carry, (losses, record)
+
+    start = (params, jnp.asarray(-1, dtype=jnp.int32))
+    (final, diverged_at), (losses, observed) = jax.lax.scan(period, start, jnp.arange(chunks + 1, dtype=jnp.int32))
+    losses = jnp.concatenate([losses[:chunks].reshape(-1)[:steps], losses[chunks, :1]])
+    at = jnp.asarray(_observation_steps(steps, every), dtype=jnp.int32)
+    return Trajectory(at, losses, None if observe is None else observed, final, diverged_at)
+
+
+def _observation_steps(steps: int, every: int) -> np.ndarray:
+    """0, every, 2 every, ... and ``steps``: where :func:`descend` observes."""
+    return np.unique(np.append(np.arange(0, steps + 1, every), steps))
 
 
 def gradient_descent(
@@ -172,76 +326,126 @@ def gradient_descent(
     *,
     x: ArrayLike | None = None,
     y: ArrayLike | None = None,
-    snapshot_every: int | None = None,
-    kernel_x: ArrayLike | None = None,
-    track_kernel: bool = False,
-    keep_params: bool = True,
+    every: int | None = None,
+    observe: Callable[[Any], Any] | None = None,
+    stop_above: float | None = None,
 ) -> Trajectory:
-    """Full-batch gradient descent with snapshots.
+    """Full-batch gradient descent on a model and data, or on any loss: :func:`descend`
+    checked, jitted, and warning when the loss diverges.
 
     Two ways to call it:
 
     * ``gradient_descent(f, params, lr, steps, x=x, y=y)``: f(params, x) is a model and the
-      loss is the mean squared error (1/2n) sum (f - y)^2 (see :func:`mse_loss`);
+      loss is the square loss (1/2n) sum_i ||f(params, x_i) - y_i||^2 (:func:`mse_loss`);
     * ``gradient_descent(loss_fn, params, lr, steps)``: loss_fn(params) is any scalar loss.
 
-    Snapshots (parameters, and the empirical NTK if ``track_kernel`` or ``kernel_x`` is given)
-    are taken at steps 0, snapshot_every, 2 snapshot_every, ... and at the last step
-    (default: only 0 and the last). Kernels need the model form; they are computed on
-    ``kernel_x`` (default: the training inputs x) with ``tangent.empirical_ntk``, which needs
-    a scalar-output model. The whole run (steps, snapshots, kernels) is one jitted program
-    (:func:`descend_observed`), compiled once per call. A loss that becomes NaN or infinite
-    (``lr`` beyond the stable step) gives a :class:`~lecturekit.NumericalWarning`.
+    The whole run is one jitted program (compiled once per call). It may itself be called
+    inside ``jit`` or ``vmap`` (the warning is then skipped). A loss that becomes NaN or
+    infinite (``lr`` beyond the stable step) gives a :class:`~lecturekit.NumericalWarning`.
+
+    Args:
+        f: the model f(params, x) (with ``x`` and ``y``) or the loss loss_fn(params).
+        params: initial parameters, a pytree of float arrays.
+        lr: step size, > 0.
+        steps: number of steps, >= 0.
+        x: training inputs (n, d), model form only.
+        y: labels (n,) or (n, k), model form only.
+        every: observation period (default ``steps``: the start and the end).
+        observe: function of the parameters recorded every ``every`` steps, e.g.
+            :func:`ntk_observer` (f, x) for the empirical tangent kernel, or
+            ``lambda p: p`` for the parameters.
+        stop_above: see :func:`descend`.
+
+    Returns:
+        A :class:`Trajectory`.
+
+    Example:
+        >>> from lecturekit import training
+        >>> x, y = jnp.eye(3), jnp.array([1.0, 2.0, 3.0])
+        >>> run = training.gradient_descent(lambda w, x: x @ w, jnp.zeros(3), 3.0, 50,
+        ...                                 x=x, y=y, every=25)
+        >>> run.steps.tolist(), bool(run.losses[-1] < 1e-6), bool(jnp.allclose(run.final_params, y))
+        ([0, 25, 50], True, True)
     """
     check_callable(f, name="f", what="a model f(params, x) or a loss loss_fn(params)")
-    lr = check_real(lr, name="lr", positive=True)
+    if not is_traced(lr):
+        lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps", minimum=0)
-    every = steps if snapshot_every is None else check_positive_int(snapshot_every, name="snapshot_every")
-    every = max(every, 1)
+    every = max(steps, 1) if every is None else check_positive_int(every, name="every")
     check_params_pytree(params)
+    if observe is not None:
+        check_callable(observe, name="observe", what="a function of params")
+    if stop_above is not None and not is_traced(stop_above):
+        stop_above = check_real(stop_above, name="stop_above")
     if (x is None) != (y is None):
         raise ValueError("give both x and y (model form) or neither (loss form)")
-    model_form = x is not None
-    loss_fn = mse_loss(f, x, y) if model_form else f
-    what = "f(params, x)" if model_form else "loss_fn(params)"
+    loss_fn = f if x is None else mse_loss(f, x, y)
+    what = "f(params, x)" if x is not None else "loss_fn(params)"
     try:
         shape = jax.eval_shape(loss_fn, params).shape
-    except Exception as err:  # a model that cannot take these params or inputs: say so here
+    except ValueError as err:  # a model whose outputs do not match y: say so here
+        raise ValueError(f"{what}: {err}") from None
+    except Exception as err:  # a model that cannot take these params or inputs
         raise ValueError(f"{what} could not be evaluated: {type(err).__name__}: {err}") from None
     if shape != ():
         raise ValueError(f"{what} must give a scalar loss, got shape {shape}")
-    want_kernel = track_kernel or kernel_x is not None
-    if want_kernel and not model_form:
-        raise ValueError("kernel snapshots need the model form gradient_descent(f, params, ..., x=x, y=y)")
-    if want_kernel:
-        kx = as_float_array(x if kernel_x is None else kernel_x, name="kernel_x", ndim=2)
-        if kx.shape[1] != np.shape(x)[1]:
-            raise ValueError(f"kernel_x must have the {np.shape(x)[1]} columns of x, got shape {tuple(kx.shape)}")
+    run = jax.jit(lambda p, rate: _descend(loss_fn, p, rate, steps, every, observe, stop_above))
+    traj = run(params, lr)
+    _warn_divergence(traj, lr, stop_above)
+    return traj
 
-        def kernel_fn(p):
-            return _tangent.empirical_ntk(f, p, kx)
 
-    def observe(p):
-        return (p if keep_params else None, kernel_fn(p) if want_kernel else None)
+def ntk_observer(f: Model, x: ArrayLike) -> Callable[[Any], jax.Array]:
+    """The observer params -> empirical tangent kernel of ``f`` on ``x``, for :func:`descend`.
 
-    run = jax.jit(lambda p: descend_observed(loss_fn, p, lr, steps, every, observe))
-    final, losses, (snap_params, snap_kernels) = run(params)
-    _warn_divergence(losses, lr)
-    return Trajectory(
-        steps=snapshot_steps(steps, every),
-        losses=losses,
-        params=snap_params,
-        kernels=snap_kernels,
-        final_params=final,
-    )
+    Records Theta_t(x_i, x_j) = <grad f(x_i), grad f(x_j)> (summed over every parameter
+    leaf) with :func:`lecturekit.tangent.empirical_ntk`; f must have a scalar output per
+    example.
+
+    Args:
+        f: a model f(params, x), x (n, d) -> (n,).
+        x: the inputs (n, d) on which the kernel is recorded.
+
+    Returns:
+        A function params -> (n, n) array.
+
+    Example:
+        >>> from lecturekit import training
+        >>> observe = training.ntk_observer(lambda w, x: x @ w, jnp.eye(2))
+        >>> observe(jnp.zeros(2)).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+    """
+    check_callable(f, name="f", what="a model f(params, x)")
+    x = as_float_array(x, name="x", ndim=2)
+
+    def observe(params):
+        return _tangent.empirical_ntk(f, params, x)
+
+    return observe
 
 
 def relative_kernel_change(k_t: ArrayLike, k_0: ArrayLike) -> jax.Array:
-    """Delta K = ||K_t - K_0||_F / ||K_0||_F; K_t may carry leading (snapshot) axes.
+    """Delta K = ||K_t - K_0||_F / ||K_0||_F, the relative change of a tangent kernel.
 
-    Computed with NumPy for concrete arrays (nothing to compile), with jax.numpy when traced.
+    The one measure of kernel movement in lecturekit (Frobenius norms). ``k_t`` may carry
+    leading axes (a stack of snapshots, e.g. the ``observed`` of an :func:`ntk_observer`
+    run); the result has those axes. Computed with NumPy for concrete arrays (nothing to
+    compile), with jax.numpy when traced.
+
+    Args:
+        k_t: kernels (..., n, n).
+        k_0: the reference kernel (n, n), not zero.
+
+    Returns:
+        A JAX array of shape ``k_t.shape[:-2]``.
+
+    Example:
+        >>> from lecturekit import training
+        >>> k0 = jnp.eye(2)
+        >>> training.relative_kernel_change(jnp.stack([k0, 2 * k0]), k0).tolist()
+        [0.0, 1.0]
     """
-    kt = as_float_array(k_t, name="k_t", finite=False)
+    kt = as_float_array(k_t, name="k_t", finite=False, min_ndim=2)
     k0 = as_float_array(k_0, name="k_0", ndim=2, finite=False)
     if kt.shape[-2:] != k0.shape:
         raise ValueError(f"k_t must end with the shape of k_0 {tuple(k0.shape)}, got {tuple(kt.shape)}")
@@ -257,6 +461,29 @@ def relative_kernel_change(k_t: ArrayLike, k_0: ArrayLike) -> jax.Array:
     return jnp.asarray(np.sqrt(np.sum((kt - k0) ** 2, axis=(-2, -1))) / norm0)
 
 
+# ----------------------------------------------------------------------------------------
+# Former names, not in __all__
+
+
+def descend_observed(loss_fn, params, lr, steps, every, observe):
+    """(final params, losses, observations) of :func:`descend` (alias until
+    tests/validation_cases.py migrates)."""
+    traj = descend(loss_fn, params, lr=lr, steps=steps, every=every, observe=observe)
+    return traj.final_params, traj.losses, traj.observed
+
+
+def snapshot_steps(steps: int, every: int) -> np.ndarray:
+    """The observation steps of :func:`descend` (alias until tests/validation_cases.py
+    migrates; use ``Trajectory.steps``)."""
+    steps = check_positive_int(steps, name="steps", minimum=0)
+    every = check_positive_int(every, name="every")
+    return _observation_steps(steps, every)
+
+
+# ----------------------------------------------------------------------------------------
+# Checks
+
+
 def _check_loop(loss_fn: Any, params: Any, lr: Any, steps: Any) -> None:
     """Checks of :func:`descend`'s arguments that hold under jit and vmap too (values of a
     traced ``lr`` are not inspected; ``lr`` itself is passed on unchanged)."""
@@ -266,6 +493,21 @@ def _check_loop(loss_fn: Any, params: Any, lr: Any, steps: Any) -> None:
         lr_array = as_float_array(lr, name="lr", ndim=0)
         check_range(lr_array, name="lr", lo=0.0, lo_open=True, what="a learning rate")
     check_positive_int(steps, name="steps", minimum=0)
+
+
+def _warn_divergence(traj: Trajectory, lr: Any, stop_above: Any) -> None:
+    """Warn if gradient descent blew up: a non-finite loss means lr is beyond the stable step."""
+    at = concrete(traj.diverged_at)
+    if at is None or at.ndim or int(at) < 0:
+        return
+    rate = concrete(lr)
+    what = "is not finite" if stop_above is None else f"is not finite or above stop_above = {stop_above:g}"
+    warn_numerical(
+        f"gradient_descent diverged: the loss {what} from step {int(at)} on; "
+        f"lr = {float(rate):g} is too large for this problem (gradient descent is stable for lr < 2 / "
+        "the largest Hessian eigenvalue)",
+        stacklevel=4,
+    )
 
 
 def _check_sequence(value: Any, *, name: str, what: str) -> None:
@@ -293,19 +535,6 @@ def _check_mlp_layers(params: Any) -> None:
         if previous is not None and w[-2] != previous:
             raise ValueError(f"params[{i}]['W'] must have {previous} rows (the width of layer {i - 1}), got shape {w}")
         previous = w[-1]
-
-
-def _warn_divergence(losses: jax.Array, lr: float) -> None:
-    """Warn if gradient descent blew up: a non-finite loss means lr is beyond the stable step."""
-    values = concrete(losses)
-    bad = np.zeros(0, dtype=int) if values is None else np.nonzero(~np.isfinite(values))[0]
-    if bad.size:
-        warn_numerical(
-            f"gradient_descent diverged: the loss is not finite from step {int(bad[0])} on; "
-            f"lr = {lr:g} is too large for this problem (gradient descent is stable for lr < 2 / "
-            "the largest Hessian eigenvalue)",
-            stacklevel=4,
-        )
 
 
 # ----------------------------------------------------------------------------------------
@@ -597,7 +826,7 @@ class KernelChange(NamedTuple):
     ``delta_k``: ||Theta_T - Theta_0||_F / ||Theta_0||_F (R,); ``delta_k_flipped``: the same
     for the part of the kernel carried by the units whose pre-activation changed sign on
     at least one training input (R,); ``flipped``: the fraction of such units (R,);
-    ``losses``: the summed loss before every step (steps,); ``final``: the trained parameters.
+    ``losses``: the summed loss before every step and after the last (steps + 1,); ``final``: the trained parameters.
     """
 
     delta_k: jax.Array
@@ -636,7 +865,8 @@ def shallow_kernel_change(sh: Shallow, params: dict, x: ArrayLike, y: ArrayLike,
 @partial(jax.jit, static_argnums=(0, 5))
 def _shallow_kernel_change(sh, params, x, y, lr, steps):
     targets = jnp.broadcast_to(y[:, None], (x.shape[0], len(sh.widths)))
-    final, losses = descend(mse_loss(sh.apply, x, targets), params, lr, steps)
+    run = _descend(mse_loss(sh.apply, x, targets), params, lr, steps, max(steps, 1), None, None)
+    final, losses = run.final_params, run.losses
     signs = lambda p: x[:, :1] * p["w"] + p["b"] > 0  # noqa: E731
     flipped = jnp.any(signs(params) != signs(final), axis=0)
     # kernels of (start, end) x (all units, flipped units), one traced contraction

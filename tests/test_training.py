@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import lecturekit
 from lecturekit import nets, regression, tangent, training
 
 jax.config.update("jax_enable_x64", True)
@@ -16,66 +17,175 @@ def _data(n=6, d=3, seed=0):
     return x, np.sin(x[:, 0]) + x[:, 1]
 
 
-def test_descend_on_quadratic_matches_closed_form():
-    # L = 1/2 a theta^2: theta_k = (1 - lr a)^k theta_0, losses recorded before each step.
-    a, lr, steps = 2.0, 0.1, 7
-    p, losses = training.descend(lambda th: 0.5 * a * th**2, jnp.asarray(1.5), lr, steps)
-    np.testing.assert_allclose(p, 1.5 * (1 - lr * a) ** steps, rtol=1e-12)
-    np.testing.assert_allclose(losses, 0.5 * a * (1.5 * (1 - lr * a) ** np.arange(steps)) ** 2, rtol=1e-12)
+def _quadratic(a=2.0):
+    return lambda th: 0.5 * a * th**2
 
 
-def test_descend_vmaps_over_seeds():
+def _hand_loop(loss_fn, params, lr, steps):
+    """The reference: a plain Python loop of gradient steps, losses before every step and after."""
+    grad = jax.grad(loss_fn)
+    losses = []
+    for _ in range(steps):
+        losses.append(float(loss_fn(params)))
+        params = jax.tree_util.tree_map(lambda a, g: a - lr * g, params, grad(params))
+    losses.append(float(loss_fn(params)))
+    return params, np.array(losses)
+
+
+def test_square_loss_and_cross_entropy_normalizations():
+    out, tgt = jnp.array([[1.0, 2.0], [0.0, 0.0], [3.0, 0.0]]), jnp.zeros((3, 2))
+    np.testing.assert_allclose(training.square_loss(out, tgt), (5.0 + 0.0 + 9.0) / (2 * 3))
+    np.testing.assert_allclose(training.square_loss(out[:, 0], tgt[:, 0]), 10.0 / 6)
+    logits = jnp.array([[2.0, 0.0], [0.0, 1.0]])
+    onehot = jnp.eye(2)
+    expected = -np.mean(np.log(np.exp([2.0, 1.0]) / np.array([np.exp(2.0) + 1, 1 + np.exp(1.0)])))
+    np.testing.assert_allclose(training.cross_entropy(logits, onehot), expected, rtol=1e-12)
+    x, y = _data()
+    f = lambda w, x: x @ w  # noqa: E731
+    np.testing.assert_allclose(training.mse_loss(f, x, y)(jnp.ones(3)), training.square_loss(x @ np.ones(3), y))
+    with pytest.raises(ValueError, match="same shape"):
+        training.square_loss(jnp.ones((3, 1)), jnp.ones(3))
+    with pytest.raises(ValueError, match="logits"):
+        training.cross_entropy(jnp.ones(3), jnp.ones(3))
+
+
+def test_descend_matches_a_hand_written_loop_on_a_network():
     x, y = _data()
     net = nets.mlp((3, 16, 1), "tanh")
-    params = jax.vmap(net.init)(jax.random.split(jax.random.key(0), 3))
+    p0 = net.init(jax.random.key(0))
     loss = training.mse_loss(net.apply, x, y)
-    final, losses = jax.jit(jax.vmap(lambda p: training.descend(loss, p, 0.1, 20)))(params)
-    assert losses.shape == (3, 20)
-    one, _ = training.descend(loss, jax.tree_util.tree_map(lambda l: l[1], params), 0.1, 20)
-    np.testing.assert_allclose(final[0]["W"][1], one[0]["W"], rtol=1e-10)
+    run = training.descend(loss, p0, lr=0.3, steps=17, every=5, observe=lambda p: net.apply(p, x))
+    final, losses = _hand_loop(loss, p0, 0.3, 17)
+    np.testing.assert_allclose(run.losses, losses, rtol=1e-10)
+    for got, want in zip(jax.tree_util.tree_leaves(run.final_params), jax.tree_util.tree_leaves(final)):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+    assert run.steps.tolist() == [0, 5, 10, 15, 17]
+    assert run.observed.shape == (5, 6)
+    np.testing.assert_allclose(run.observed[-1], net.apply(final, x), rtol=1e-10)
+    np.testing.assert_allclose(run.observed[0], net.apply(p0, x), rtol=1e-12)
+    assert int(run.diverged_at) == -1
 
 
-def test_descend_observed_snapshots_a_quadratic():
-    # L = 1/2 a theta^2 with 7 steps observed every 3: snapshots at steps 0, 3, 6 and 7 (the remainder).
-    a, lr, steps, every = 2.0, 0.1, 7, 3
-    final, losses, seen = jax.jit(
-        lambda th: training.descend_observed(lambda t: 0.5 * a * t**2, th, lr, steps, every, lambda t: 2 * t)
-    )(jnp.asarray(1.5))
-    at = training.snapshot_steps(steps, every)
-    assert list(at) == [0, 3, 6, 7]
-    np.testing.assert_allclose(seen, 2 * 1.5 * (1 - lr * a) ** at, rtol=1e-12)
-    np.testing.assert_allclose(losses, 0.5 * a * (1.5 * (1 - lr * a) ** np.arange(steps + 1)) ** 2, rtol=1e-12)
-    np.testing.assert_allclose(final, 1.5 * (1 - lr * a) ** steps, rtol=1e-12)
-    _, plain = training.descend(lambda t: 0.5 * a * t**2, jnp.asarray(1.5), lr, steps)
-    np.testing.assert_allclose(losses[:-1], plain, rtol=1e-12)
+@pytest.mark.parametrize("steps, every, at", [(7, 3, [0, 3, 6, 7]), (6, 3, [0, 3, 6]), (5, None, [0, 5]),
+                                              (0, None, [0]), (4, 10, [0, 4]), (3, 1, [0, 1, 2, 3])])
+def test_observation_steps_on_a_quadratic(steps, every, at):
+    # L = 1/2 a theta^2: theta_k = (1 - lr a)^k theta_0, observed at 0, every, ..., steps.
+    a, lr = 2.0, 0.1
+    run = jax.jit(lambda th: training.descend(_quadratic(a), th, lr=lr, steps=steps, every=every,
+                                              observe=lambda t: 2 * t))(jnp.asarray(1.5))
+    assert run.steps.tolist() == at
+    np.testing.assert_allclose(run.observed, 2 * 1.5 * (1 - lr * a) ** np.array(at), rtol=1e-12)
+    np.testing.assert_allclose(run.losses, 0.5 * a * (1.5 * (1 - lr * a) ** np.arange(steps + 1)) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(run.final_params, 1.5 * (1 - lr * a) ** steps, rtol=1e-12)
+    assert run.losses.shape == (steps + 1,)
 
 
-def test_gradient_descent_snapshots_and_losses():
+def test_stop_above_freezes_the_iterate():
+    # theta_k = (1 - lr a)^k = (-2)^k for lr a = 3: losses 0.5, 2, 8, 32 > 10 at step 3
+    run = training.descend(_quadratic(1.0), jnp.asarray(1.0), lr=3.0, steps=8, every=2, stop_above=10.0,
+                           observe=lambda t: t)
+    assert int(run.diverged_at) == 3
+    np.testing.assert_allclose(run.losses[:3], [0.5, 2.0, 8.0])
+    assert np.all(np.isinf(run.losses[3:]))
+    assert float(run.final_params) == -8.0                       # the iterate whose loss exceeded
+    np.testing.assert_allclose(run.observed, [1.0, 4.0, -8.0, -8.0, -8.0])
+    # a NaN loss counts as diverged too; without stop_above nothing is frozen, diverged_at
+    # marks the first non-finite loss
+    free = training.descend(_quadratic(1.0), jnp.asarray(1.0), lr=3.0, steps=2000)
+    assert not np.isfinite(free.losses[-1]) and int(free.diverged_at) > 0
+    assert np.all(np.isfinite(free.losses[:int(free.diverged_at)]))
+    stopped = training.descend(lambda t: jnp.where(t < -3.0, jnp.nan, 0.5 * t**2), jnp.asarray(1.0),
+                               lr=3.0, steps=8, stop_above=1e9)
+    assert int(stopped.diverged_at) == 3 and float(stopped.final_params) == -8.0
+    # divergence found at the very last loss
+    last = training.descend(_quadratic(1.0), jnp.asarray(1.0), lr=3.0, steps=3, stop_above=10.0)
+    assert int(last.diverged_at) == 3 and np.isinf(last.losses[-1]) and float(last.final_params) == -8.0
+
+
+def test_descend_vmaps_over_lr_and_params_and_jits():
+    x, y = _data()
+    net = nets.mlp((3, 16, 1), "tanh")
+    params = net.init_many(jax.random.key(0), 3) if hasattr(net, "init_many") else \
+        jax.vmap(net.init)(jax.random.split(jax.random.key(0), 3))
+    loss = training.mse_loss(net.apply, x, y)
+    many = jax.jit(jax.vmap(lambda p: training.descend(loss, p, lr=0.1, steps=20, every=10)))(params)
+    assert many.losses.shape == (3, 21) and many.diverged_at.shape == (3,)
+    one = training.descend(loss, jax.tree_util.tree_map(lambda l: l[1], params), lr=0.1, steps=20)
+    np.testing.assert_allclose(many.final_params[0]["W"][1], one.final_params[0]["W"], rtol=1e-10)
+    np.testing.assert_allclose(many.losses[1], one.losses, rtol=1e-10)
+    # a learning-rate sweep: one compiled program, the same numbers as separate runs
+    lrs = jnp.array([0.5, 1.0, 3.0])
+    sweep = jax.jit(jax.vmap(lambda lr: training.descend(_quadratic(), jnp.asarray(1.0), lr=lr, steps=6,
+                                                         every=2, observe=lambda t: t, stop_above=100.0)))(lrs)
+    assert sweep.observed.shape == (3, 4)
+    assert sweep.diverged_at.tolist() == [-1, -1, 2]   # lr a = 6: the losses are 1, 25, 625 > 100
+    for i, lr in enumerate([0.5, 1.0, 3.0]):
+        alone = training.descend(_quadratic(), jnp.asarray(1.0), lr=lr, steps=6, stop_above=100.0)
+        np.testing.assert_allclose(sweep.losses[i], alone.losses, rtol=1e-12)
+
+
+def test_the_step_and_the_observer_are_compiled_once():
+    # the loss/gradient and the observer appear once in the program whatever steps/every are
+    calls = {"loss": 0, "observe": 0}
+
+    def loss(t):
+        calls["loss"] += 1
+        return 0.5 * t**2
+
+    def observe(t):
+        calls["observe"] += 1
+        return t
+
+    jax.make_jaxpr(lambda t: training.descend(loss, t, lr=0.1, steps=1000, every=7, observe=observe))(1.0)
+    assert calls["observe"] == 1 and calls["loss"] <= 2, calls    # gradient step + final loss
+
+
+def test_gradient_descent_observes_kernels_and_params():
     x, y = _data()
     net = nets.mlp((3, 32, 1), "relu")
     p0 = net.init(jax.random.key(1))
-    traj = training.gradient_descent(net.apply, p0, 0.2, 25, x=x, y=y, snapshot_every=10, track_kernel=True)
-    assert list(traj.steps) == [0, 10, 20, 25]
+    kernel = training.ntk_observer(net.apply, x)
+    traj = training.gradient_descent(net.apply, p0, 0.2, 25, x=x, y=y, every=10,
+                                     observe=lambda p: (p, kernel(p)))
+    params, kernels = traj.observed
+    assert traj.steps.tolist() == [0, 10, 20, 25]
     assert traj.losses.shape == (26,)
-    assert traj.kernels.shape == (4, 6, 6)
-    assert traj.params[0]["W"].shape == (4, 3, 32)
+    assert kernels.shape == (4, 6, 6)
+    assert params[0]["W"].shape[0] == 4
     loss = training.mse_loss(net.apply, x, y)
     np.testing.assert_allclose(traj.losses[0], loss(p0), rtol=1e-12)
     np.testing.assert_allclose(traj.losses[-1], loss(traj.final_params), rtol=1e-12)
-    np.testing.assert_allclose(traj.kernels[0], tangent.empirical_ntk(net.apply, p0, x), rtol=1e-12)
-    np.testing.assert_allclose(traj.params[1]["W"][-1], traj.final_params[1]["W"])
+    np.testing.assert_allclose(kernels[0], tangent.empirical_ntk(net.apply, p0, x), rtol=1e-12)
+    np.testing.assert_allclose(params[1]["W"][-1], traj.final_params[1]["W"])
     assert traj.losses[-1] < traj.losses[0]
+    dk = training.relative_kernel_change(kernels, kernels[0])
+    assert dk.shape == (4,) and float(dk[0]) == 0.0 and float(dk[-1]) > 0.0
 
 
 def test_loss_form_and_generic_model_kernel():
     x, y = _data(n=4)
     traj = training.gradient_descent(lambda p: jnp.sum((p - 3.0) ** 2), jnp.zeros(2), 0.25, 4)
     np.testing.assert_allclose(traj.final_params, 3.0 * (1 - 0.5**4) * np.ones(2), rtol=1e-12)
+    assert traj.observed is None and traj.steps.tolist() == [0, 4]
     model = lambda p, x: jnp.tanh(x @ p["w"]) * p["a"]  # noqa: E731
     p0 = {"w": jnp.ones(3) * 0.3, "a": jnp.asarray(1.2)}
-    traj = training.gradient_descent(model, p0, 0.1, 3, x=x, y=y, kernel_x=x[:2])
-    assert traj.kernels.shape == (2, 2, 2)
-    np.testing.assert_allclose(traj.kernels[-1], tangent.jacobian_ntk(model, traj.final_params, jnp.asarray(x[:2])))
+    traj = training.gradient_descent(model, p0, 0.1, 3, x=x, y=y, observe=training.ntk_observer(model, x[:2]))
+    assert traj.observed.shape == (2, 2, 2)
+    np.testing.assert_allclose(traj.observed[-1], tangent.jacobian_ntk(model, traj.final_params, jnp.asarray(x[:2])))
+
+
+def test_gradient_descent_inside_jit():
+    x, y = _data()
+    f = lambda w, x: x @ w  # noqa: E731
+    run = jax.jit(lambda w0: training.gradient_descent(f, w0, 0.1, 10, x=x, y=y).losses)
+    plain = training.gradient_descent(f, jnp.zeros(3), 0.1, 10, x=x, y=y)
+    np.testing.assert_allclose(run(jnp.zeros(3)), plain.losses, rtol=1e-12)
+
+
+def test_gradient_descent_warns_on_divergence():
+    with pytest.warns(lecturekit.NumericalWarning, match="from step 3"):
+        traj = training.gradient_descent(_quadratic(1.0), jnp.asarray(1.0), 3.0, 10, stop_above=10.0)
+    assert int(traj.diverged_at) == 3
 
 
 def test_gradient_descent_of_linearized_wide_net_matches_kernel_flow():
@@ -88,6 +198,16 @@ def test_gradient_descent_of_linearized_wide_net_matches_kernel_flow():
     k0 = tangent.empirical_ntk(net.apply, p0, x)
     pred = regression.gradient_flow_predictor(k0, y, lr * steps, f0_train=net.apply(p0, x))
     np.testing.assert_allclose(f_lin(traj.final_params, x), pred, atol=2e-3)
+
+
+def test_former_names_still_work():
+    a, lr, steps, every = 2.0, 0.1, 7, 3
+    final, losses, seen = training.descend_observed(_quadratic(a), jnp.asarray(1.5), lr, steps, every,
+                                                    lambda t: 2 * t)
+    at = training.snapshot_steps(steps, every)
+    assert list(at) == [0, 3, 6, 7]
+    np.testing.assert_allclose(seen, 2 * 1.5 * (1 - lr * a) ** at, rtol=1e-12)
+    assert losses.shape == (steps + 1,)
 
 
 def test_relative_kernel_change():
@@ -115,14 +235,24 @@ def test_bad_inputs():
         training.gradient_descent(net.apply, p0, 0.1, 2.5, x=x, y=y)
     with pytest.raises(ValueError, match="both"):
         training.gradient_descent(net.apply, p0, 0.1, 3, x=x)
-    with pytest.raises(ValueError, match="model form"):
-        training.gradient_descent(lambda p: 0.0 * p[0]["b"].sum(), p0, 0.1, 3, track_kernel=True)
     with pytest.raises(ValueError, match="scalar"):
         training.gradient_descent(lambda p: p[0]["b"], p0, 0.1, 3)
     with pytest.raises(ValueError, match="same number of rows"):
         training.mse_loss(net.apply, x, y[:3])
+    with pytest.raises(ValueError, match="same shape"):
+        training.gradient_descent(lambda p, x: net.apply(p, x)[:, None], p0, 0.1, 3, x=x, y=y)
     with pytest.raises(TypeError):
         training.gradient_descent(42, p0, 0.1, 3)
+    with pytest.raises(ValueError, match="every"):
+        training.gradient_descent(net.apply, p0, 0.1, 3, x=x, y=y, every=0)
+    with pytest.raises(TypeError, match="observe"):
+        training.gradient_descent(net.apply, p0, 0.1, 3, x=x, y=y, observe=3)
+    with pytest.raises(TypeError, match="stop_above"):
+        training.descend(_quadratic(), jnp.asarray(1.0), lr=0.1, steps=3, stop_above="big")
+    with pytest.raises(ValueError, match="lr"):
+        training.descend(_quadratic(), jnp.asarray(1.0), lr=0.0, steps=3)
+    with pytest.raises(TypeError, match="positional"):
+        training.descend(_quadratic(), jnp.asarray(1.0), 0.1, 3)          # lr and steps are keywords
 
 
 def test_wide_two_hidden_layer_relu_ntk_within_ten_percent():
@@ -294,7 +424,7 @@ def test_shallow_kernel_change():
     # frozen-readout relu: the kernel changes only through units whose pre-activation changed sign
     np.testing.assert_allclose(run.delta_k_flipped[1], run.delta_k[1], rtol=1e-10)
     np.testing.assert_array_equal(run.final["v"][16:32], p0["v"][16:32])
-    assert run.losses.shape == (50,) and run.losses[-1] < run.losses[0]
+    assert run.losses.shape == (51,) and run.losses[-1] < run.losses[0]
     with pytest.raises(TypeError, match="Shallow"):
         training.shallow_kernel_change(nets.mlp((1, 3, 1)), p0, x, y, 0.1, 3)
     with pytest.raises(ValueError, match="params"):
