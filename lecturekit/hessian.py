@@ -44,6 +44,7 @@ import scipy.linalg
 from jax.flatten_util import ravel_pytree
 from jax.typing import ArrayLike
 
+from . import sampling as _sampling
 from ._validation import (
     as_float_array, check_callable, check_key, check_params_pytree, check_positive_int, check_real,
     check_same_structure, concrete, warn_if_below_precision, warn_numerical,
@@ -501,27 +502,18 @@ def lanczos_quadrature(tri: Tridiagonal) -> Quadrature:
 
 
 # --------------------------------------------------------------------------- start vectors, options
-_CHUNK = 1 << 15
-
-
-@jax.jit
-def _normal_chunk(key: jax.Array, i: int) -> jax.Array:
-    return jax.random.normal(jax.random.fold_in(key, i), (_CHUNK,))
-
-
 def normal_stream(key: jax.Array, size: int) -> np.ndarray:
-    """``size`` i.i.d. N(0, 1) numbers (float64 NumPy) from fixed-size chunks of one key."""
-    # alias until chapters ch03/appendix_fast, linearity, regions and exercises.ch03 move to
-    # lecturekit.sampling.standard_normal (not in __all__)
-    check_key(key)
+    """``size`` i.i.d. N(0, 1) numbers: :func:`lecturekit.sampling.standard_normal` as NumPy."""
+    # alias until chapters ch03/appendix_fast, linearity, regions and exercises.ch03 call
+    # lecturekit.sampling.standard_normal (the same numbers; not in __all__)
     size = check_positive_int(size, name="size")
-    chunks = [np.asarray(_normal_chunk(key, i)) for i in range(-(-size // _CHUNK))]
-    return np.concatenate(chunks)[:size]
+    return np.asarray(_sampling._draw(key, (size,)))
 
 
 def _start_vector(key: jax.Array | None, flat: jax.Array) -> jax.Array:
+    """Gaussian start vector of the host Lanczos (the numbers of sampling.standard_normal)."""
     key = jax.random.key(0) if key is None else check_key(key)
-    return jax.device_put(normal_stream(key, flat.size).astype(flat.dtype))
+    return _sampling.standard_normal(key, (flat.size,), flat.dtype)
 
 
 def _check_options(tol: Any, max_iter: Any) -> tuple[float, int]:
@@ -664,7 +656,7 @@ def top_eigenvalue(f: ScalarFn, params: Any, *, key: jax.Array, steps: int = 20)
 def _top_eigenvalue(f, params, key, steps):
     flat, unravel = ravel_pytree(params)
     grad = jax.grad(lambda w: f(unravel(w)))
-    v0 = jax.random.normal(key, flat.shape, flat.dtype)
+    v0 = _sampling.standard_normal(key, flat.shape, flat.dtype)
     tri = _tridiagonal(lambda v: jax.jvp(grad, (flat,), (v,))[1], v0, min(steps, flat.shape[0]), True)
     return lanczos_quadrature(tri).nodes[-1]
 

@@ -1,4 +1,4 @@
-"""Tests of lecturekit.quadratic: Taylor models, the catapult recursion, GD helpers.
+"""Tests of lecturekit.quadratic (Taylor models) and lecturekit.catapult (recursion, GD runs).
 
 Parameters and data are drawn with NumPy (``default_rng``) and models are evaluated under
 ``jax.jit``: JAX compiles its random generator and every eager operation once per shape,
@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lecturekit import nets, quadratic as Q, tangent
+from lecturekit import catapult as C, hessian, nets, quadratic as Q, tangent
 
 jax.config.update("jax_enable_x64", True)
 
@@ -79,19 +79,19 @@ def test_quadratic_model_of_relu_is_frozen_bilinear_model():
 _CATAPULT_NET = nets.mlp((5, 300, 1), "relu", w_std=1.0, out_w_std=1.3)
 
 
-@pytest.mark.parametrize("eta_lam", [1.5, 3.0, 4.5])
-def test_recursion_equals_gradient_descent_on_the_quadratic_model(eta_lam):
+@pytest.mark.parametrize("lr_lam", [1.5, 3.0, 4.5])
+def test_recursion_equals_gradient_descent_on_the_quadratic_model(lr_lam):
     d, y = 5, 0.7
     net = _CATAPULT_NET  # one object: gd_one_point compiles once for the three step sizes
     p0 = _params(net, 8)
     x = np.random.default_rng(9).normal(size=d)
-    cc = Q.catapult_constants(net, p0, x, y)
+    cc = C.catapult_constants(net, p0, x, y)
     assert cc.lam0 == pytest.approx(float(tangent.empirical_ntk(net.apply, p0, x[None])[0, 0]), rel=1e-12)
     assert cc.r0 == pytest.approx(float(net.apply(p0, x[None])[0]) - y, rel=1e-12)
-    eta = eta_lam / cc.lam0
+    lr = lr_lam / cc.lam0
     steps = 8  # at eta*lambda0 = 4.5 the residual passes 1e100 (the guard) after ~10 steps
-    rs, lams = Q.catapult_recursion(cc.r0, cc.lam0, cc.c, y, eta, steps)
-    _, losses, lam_gd = Q.gd_one_point(net.apply, p0, x[None], jnp.array([y]), eta, steps, quadratic=True)
+    rs, lams = C.catapult_recursion(cc.r0, cc.lam0, cc.c, y, lr, steps)
+    _, losses, lam_gd = C.gd_one_point(net.apply, p0, x[None], jnp.array([y]), lr, steps, quadratic=True)
     np.testing.assert_allclose(0.5 * rs[:steps] ** 2, losses, rtol=1e-8)
     np.testing.assert_allclose(lams[:steps], lam_gd, rtol=1e-8)
 
@@ -100,8 +100,8 @@ def test_recursion_regimes_and_divergence_guard():
     r0, lam0, c, y = 0.3, 1.0, 1e-4, 1.0
     out = {}
     for el in (1.5, 3.0, 5.0):
-        rs, lams = Q.catapult_recursion(r0, lam0, c, y, el / lam0, 500)
-        out[el] = Q.classify_regime(0.5 * np.asarray(rs) ** 2, lams)
+        rs, lams = C.catapult_recursion(r0, lam0, c, y, el / lam0, 500)
+        out[el] = C.classify_regime(0.5 * np.asarray(rs) ** 2, lams)
         assert np.all(np.isfinite(np.asarray(rs)))
     assert out == {1.5: "linear", 3.0: "catapult", 5.0: "divergent"}, out
 
@@ -130,16 +130,18 @@ def test_top_hessian_eigenvalue_matches_dense():
     flat, unravel = jax.flatten_util.ravel_pytree(p0)
     dense = np.linalg.eigvalsh(np.asarray(jax.jit(jax.hessian(lambda w: loss(unravel(w))))(flat)))[-1]
     # 20 Lanczos steps in 31 dimensions: a truncated Krylov space that has converged
-    est = float(Q.top_hessian_eigenvalue(loss, p0, jax.random.key(12), num_iter=20))
+    est = float(hessian.top_eigenvalue(loss, p0, key=jax.random.key(12), steps=20))
     assert est == pytest.approx(dense, rel=1e-8)
+    # the old name, kept as an alias
+    assert float(Q.top_hessian_eigenvalue(loss, p0, jax.random.key(12), num_iter=20)) == est
 
 
 def test_classify_regime_cases():
-    assert Q.classify_regime([1.0, 0.5, 1e-12]) == "linear"
-    assert Q.classify_regime([1.0, 5.0, 1e-12]) == "catapult"
-    assert Q.classify_regime([1.0, 5.0, np.inf]) == "divergent"
-    assert Q.classify_regime([1.0, 5.0, 0.5], [1.0, 0.5, 0.0]) == "dead"
-    assert Q.classify_regime([1.0, 0.9, 0.8], [1.0, 1.0, 1.0]) == "undecided"
+    assert C.classify_regime([1.0, 0.5, 1e-12]) == "linear"
+    assert C.classify_regime([1.0, 5.0, 1e-12]) == "catapult"
+    assert C.classify_regime([1.0, 5.0, np.inf]) == "divergent"
+    assert C.classify_regime([1.0, 5.0, 0.5], [1.0, 0.5, 0.0]) == "dead"
+    assert C.classify_regime([1.0, 0.9, 0.8], [1.0, 1.0, 1.0]) == "undecided"
 
 
 def test_bad_inputs():
@@ -147,29 +149,29 @@ def test_bad_inputs():
     with pytest.raises(TypeError, match="f must be a function"):
         Q.quadratic_model(3, p0)
     with pytest.raises(ValueError, match="one-hidden-layer ReLU"):
-        Q.catapult_constants(net, p0, jnp.ones(2), 1.0)
+        C.catapult_constants(net, p0, jnp.ones(2), 1.0)
     relu = nets.mlp((3, 4, 1), "relu")
     with pytest.raises(ValueError, match="x must have shape"):
-        Q.catapult_constants(relu, _params(relu, 0), jnp.ones(4), 1.0)
+        C.catapult_constants(relu, _params(relu, 0), jnp.ones(4), 1.0)
     with pytest.raises(ValueError, match="steps must be >= 1"):
-        Q.catapult_recursion(0.1, 1.0, 0.01, 1.0, 1.0, 0)
+        C.catapult_recursion(0.1, 1.0, 0.01, 1.0, 1.0, 0)
     with pytest.raises(ValueError, match="scalar"):
-        Q.catapult_recursion(jnp.ones(2), 1.0, 0.01, 1.0, 1.0, 3)
-    with pytest.raises(ValueError, match="eta must be > 0"):
-        Q.gd_one_point(net.apply, p0, jnp.ones((1, 2)), jnp.ones(1), -1.0, 3)
+        C.catapult_recursion(jnp.ones(2), 1.0, 0.01, 1.0, 1.0, 3)
+    with pytest.raises(ValueError, match="lr must be > 0"):
+        C.gd_one_point(net.apply, p0, jnp.ones((1, 2)), jnp.ones(1), -1.0, 3)
     with pytest.raises(ValueError, match="y must have shape"):
-        Q.gd_one_point(net.apply, p0, jnp.ones((2, 2)), jnp.ones(1), 0.1, 3)
+        C.gd_one_point(net.apply, p0, jnp.ones((2, 2)), jnp.ones(1), 0.1, 3)
     with pytest.raises(ValueError, match="psi must have shape"):
         Q.perturbative_minimizer(jnp.ones((4, 2)), jnp.ones((2, 3, 3)), jnp.ones(2))
 
 
 def test_catapult_sweep_matches_one_rate_at_a_time():
     etas = np.array([0.5, 1.7, 2.9])
-    rs, lams = Q.catapult_sweep(0.8, 1.3, 2e-3, 1.0, etas, 25)
+    rs, lams = C.catapult_sweep(0.8, 1.3, 2e-3, 1.0, etas, 25)
     assert rs.shape == lams.shape == (3, 26)
     for i, eta in enumerate(etas):
-        r1, l1 = Q.catapult_recursion(0.8, 1.3, 2e-3, 1.0, eta, 25)
+        r1, l1 = C.catapult_recursion(0.8, 1.3, 2e-3, 1.0, eta, 25)
         np.testing.assert_allclose(rs[i], r1, rtol=1e-12)
         np.testing.assert_allclose(lams[i], l1, rtol=1e-12)
-    with pytest.raises(ValueError, match="etas must be 1-D"):
-        Q.catapult_sweep(0.8, 1.3, 2e-3, 1.0, 0.5, 25)
+    with pytest.raises(ValueError, match="lrs must be 1-D"):
+        C.catapult_sweep(0.8, 1.3, 2e-3, 1.0, 0.5, 25)
