@@ -60,7 +60,7 @@ BOOK_PDF := $(if $(filter 0,$(SOLUTIONS)),_build/pdf/book-nosolutions.pdf,_build
 # nbgrader course directory written by make assignments (source/ and nbgrader_config.py)
 COURSE ?= course
 
-.PHONY: help venv mathjax browser-deps notebooks book test test-unit test-notebooks \
+.PHONY: help venv mathjax browser-deps notebooks api book test test-unit test-notebooks \
         test-determinism check-determinism test-book lab student bench clean pdf assignments
 
 help:  ## list the targets
@@ -113,7 +113,13 @@ chapters/%.ipynb: chapters/%.md $(STAMP)
 
 notebooks: $(STAMP) $(NOTEBOOKS)  ## generate chapters/*.ipynb from the MyST sources
 
-book: $(STAMP) $(MATHJAX) notebooks  ## build the HTML book into _build/html (BOOK_REPOSITORY_URL=...: with Binder buttons; SOLUTIONS=0: without solutions)
+# The API reference: one page per public module of lecturekit (api/*.rst, git-ignored),
+# written from the package's __all__ lists and docstrings; it also brings the API part of
+# _toc.yml up to date when a module was added or removed. Fails on a module without __all__.
+api: $(STAMP)  ## write the API reference pages (api/*.rst) from lecturekit; make book runs it
+	$(BIN)/python scripts/api_reference.py
+
+book: $(STAMP) $(MATHJAX) notebooks api  ## build the HTML book into _build/html (BOOK_REPOSITORY_URL=...: with Binder buttons; SOLUTIONS=0: without solutions)
 ifdef BOOK_REPOSITORY_URL
 	$(BIN)/python scripts/launch_config.py --url "$(BOOK_REPOSITORY_URL)" --branch "$(BOOK_REPOSITORY_BRANCH)" --out $(LAUNCH_CONFIG)
 endif
@@ -136,8 +142,10 @@ test: $(STAMP) $(MATHJAX) notebooks  ## chapters under nbval; then unit tests be
 	echo "make test: $$(( $$(date +%s) - t0 )) s in total"; \
 	exit $$status
 
-test-unit: $(STAMP)  ## unit and property tests only (two pytest-xdist workers)
-	$(BIN)/pytest -n 2 -m "not notebooks and not book and not determinism" --durations=10 tests/
+# --doctest-modules: the Example of every docstring in lecturekit runs too (root conftest.py).
+test-unit: $(STAMP)  ## unit and property tests, and the docstring examples (two pytest-xdist workers)
+	$(BIN)/pytest -n 2 -m "not notebooks and not book and not determinism" --durations=10 \
+	  --doctest-modules tests/ lecturekit/
 
 test-notebooks: $(STAMP) notebooks  ## execute every chapter (nbval), with per-chapter times
 	@test -n "$(NOTEBOOKS)" || { echo "no chapter notebooks found in chapters/" >&2; exit 1; }

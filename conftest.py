@@ -15,6 +15,13 @@ changed afterwards no longer matches the cache and is executed by the build.
 
 A cell that prints a figure-check problem (``lecturekit.figure_checks``: every displayed
 figure is checked when LECTUREKIT_AUDIT_FIGURES is set, as `make test` does) fails.
+
+The examples in lecturekit's docstrings are doctests (``pytest --doctest-modules
+lecturekit``, part of `make test-unit`). Each runs with float64 enabled, matplotlib's Agg
+backend, and a namespace holding ``jax``, ``jnp``, ``np``, ``plt`` and every public module
+of lecturekit by its short name (``nets``, ``sampling``, ``training``, ``exercises``, ...),
+as a chapter has them after its first cell. A module that fails to import is left out of
+the namespace (its own doctests then fail at collection, with the import error).
 """
 
 from __future__ import annotations
@@ -147,3 +154,49 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         status = "ok" if seconds <= limit else f"OVER {limit:g} s"
         write(f"{path.name:<{width}}  {_cells[path]:>5}  {seconds:>8.1f}  {status}")
     write(f"{'total':<{width}}  {sum(_cells.values()):>5}  {sum(_times.values()):>8.1f}")
+
+
+def _lecturekit_namespace() -> dict:
+    """Every public module of lecturekit by its last name (``lecturekit.exercises.ch01`` is
+    reached as ``exercises.ch01``), imported now; a module that fails to import is skipped."""
+    import importlib
+    import pkgutil
+
+    import lecturekit
+
+    namespace = {"lecturekit": lecturekit}
+    for info in pkgutil.iter_modules(lecturekit.__path__, "lecturekit."):
+        short = info.name.rsplit(".", 1)[-1]
+        if short.startswith("_"):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+            for sub in pkgutil.iter_modules(getattr(module, "__path__", []), info.name + "."):
+                if not sub.name.rsplit(".", 1)[-1].startswith("_"):
+                    importlib.import_module(sub.name)
+        except Exception:  # noqa: BLE001 (reported by the module's own doctest collection)
+            continue
+        namespace[short] = module
+    return namespace
+
+
+@pytest.fixture(autouse=True)
+def _doctest_setup(request):
+    """For lecturekit's doctests: the namespace above, float64, Agg, no figure left open."""
+    if not isinstance(request.node, pytest.DoctestItem):
+        yield
+        return
+    import jax
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import jax.numpy as jnp
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    namespace = request.getfixturevalue("doctest_namespace")
+    if "jnp" not in namespace:
+        namespace.update(jax=jax, jnp=jnp, np=np, plt=plt, **_lecturekit_namespace())
+    with jax.enable_x64(True):
+        yield
+    plt.close("all")

@@ -24,7 +24,22 @@ import numpy as np
 class NumericalWarning(UserWarning):
     """A result may be inaccurate: an iteration stopped before its tolerance was met, or a
     tolerance was asked for that the working precision (float32 unless float64 is enabled)
-    cannot resolve."""
+    cannot resolve.
+
+    A subclass of :class:`UserWarning`, so that the standard :mod:`warnings` filters select
+    it: turn it into an error while testing, or silence it where the limit is intended.
+
+    Example:
+        >>> import warnings
+        >>> from lecturekit import NumericalWarning
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("error", NumericalWarning)
+        ...     try:
+        ...         warnings.warn("stopped at max_iter", NumericalWarning)
+        ...     except NumericalWarning as err:
+        ...         print(type(err).__name__, err)
+        NumericalWarning stopped at max_iter
+    """
 
 
 def warn_numerical(message: str, *, stacklevel: int = 3) -> None:

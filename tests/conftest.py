@@ -63,12 +63,16 @@ def book(book_timings) -> Path:
 
 
 def build_book(options: list[str], *, label: str, timings: list[str]) -> str:
-    """Run `jupyter-book build -W -n --keep-going [options] ROOT`; its output.
+    """Write the API reference pages (scripts/api_reference.py, as `make book` does), then
+    run `jupyter-book build -W -n --keep-going [options] ROOT`; its output.
 
     Fails the test if the build fails or Sphinx warns; records the wall and CPU time in
     `timings` under `label`.
     """
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    api = subprocess.run([sys.executable, str(ROOT / "scripts" / "api_reference.py")],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert api.returncode == 0, f"scripts/api_reference.py failed:\n{api.stdout}{api.stderr}"
     start, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     result = subprocess.run(
         [str(jupyter_book), "build", "-W", "-n", "--keep-going", *options, str(ROOT)],

@@ -19,6 +19,11 @@ visit (a fresh browser context: no stored settings) and must then
 * show the code of every verification cell (tagged hide-input or hide-cell) collapsed, one
   click away, and the caption of every figure.
 
+The pages of the API reference (api/*.rst, written by scripts/api_reference.py) also show
+a visible signature for every documented name and no reST source left in the text (roles
+such as ``:func:``, double backquotes, directives, Google-style headings napoleon did not
+turn into sections).
+
 A full-page screenshot of Chapter 2 is saved to `_build/screenshots/` for inspection.
 """
 
@@ -62,15 +67,19 @@ SOLUTION_DIRECTIVE = re.compile(r"^(`{3,}|:{3,})\{solution(-start)?\}", re.MULTI
 # TeX that MathJax should have turned into formulas: a delimiter \( \) \[ \] or $, or a
 # command such as \alpha, left in the text outside code and formulas.
 RAW_TEX = re.compile(r"\\[()\[\]]|\\[A-Za-z]+|\$")
+# reST that Sphinx should have turned into markup, in the visible text of an API page.
+RAW_REST = re.compile(r"(?<![\w`]):[a-z]+(:[a-z]+)?:`|``|\.\. [a-z-]+::|\b(Args|Examples?|Raises|Attributes):(?=\s)")
+API_PAGES = [page for page in PAGES if page.startswith("api/")]
 UNRESOLVED = re.compile(r"\?\?|\{(ref|numref|eq|doc|cite(:[a-z]+)?|prf:ref|term|download)\}")
 
 
 def _source(docname: str) -> Path:
-    for suffix in (".md", ".ipynb"):
+    for suffix in (".md", ".ipynb", ".rst"):
         path = ROOT / f"{docname}{suffix}"
         if path.is_file():
             return path
-    raise FileNotFoundError(f"_toc.yml lists {docname!r} but no {docname}.md or .ipynb exists")
+    raise FileNotFoundError(f"_toc.yml lists {docname!r} but no {docname}.md, .ipynb or .rst exists "
+                            "(the API pages are written by `make api`)")
 
 
 def _solution_count(docname: str) -> int:
@@ -385,3 +394,21 @@ def test_screenshot_of_a_chapter_is_saved(opened):
     assert header[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
     assert width == VIEWPORT["width"] and height > VIEWPORT["height"], (width, height)
+
+
+@pytest.mark.parametrize("opened", API_PAGES, indirect=True)
+def test_api_page_shows_signatures_and_no_rest_source(opened):
+    """An API page: each documented name has a visible signature, and its text holds no reST
+    (a docstring Sphinx could not parse shows its source, e.g. a role or a heading)."""
+    page = opened.page
+    signatures = page.locator("article dl.py > dt.sig")
+    count = signatures.count()
+    assert count > 0, "no documented name on the page"
+    hidden = [signatures.nth(i).get_attribute("id") for i in range(count) if not signatures.nth(i).is_visible()]
+    assert not hidden, f"signatures not visible: {hidden}"
+    functions = page.locator("article dl.py.function > dt.sig")
+    bare = [functions.nth(i).get_attribute("id") for i in range(functions.count())
+            if "(" not in functions.nth(i).inner_text()]
+    assert not bare, f"functions shown without their parameters: {bare}"
+    leftovers = _in_context(RAW_REST, opened.facts["text"])
+    assert not leftovers, "reST source left in the text (a docstring Sphinx did not parse):\n" + "\n".join(leftovers)

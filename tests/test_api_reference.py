@@ -1,0 +1,145 @@
+"""The API reference: every public name of lecturekit is documented, with an example.
+
+The pages are written by scripts/api_reference.py (one per public module, from its
+``__all__``); these tests check the package at the source level (fast, `make test-unit`):
+
+* every public module has ``__all__``, and every name in it exists;
+* every name in ``__all__`` has a docstring with an ``Example:`` section holding a doctest
+  (``>>>``); a constant has a doc comment (``#:`` before, or a string after, it); the
+  public methods and properties of a documented class have docstrings;
+* every name in ``__all__`` appears on its module's page, and the API part of _toc.yml
+  lists every module's page.
+
+The doctests themselves run under ``pytest --doctest-modules lecturekit`` (`make test-unit`).
+The tests marked ``book`` read the built HTML (the ``book`` fixture of tests/conftest.py):
+every name has its entry, with a signature, on its page.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import api_reference  # noqa: E402
+
+MODULES = api_reference.public_modules()
+EXAMPLE = re.compile(r"^(Example|Examples):\s*$\n(\s*\n)*\s+>>> ", re.MULTILINE)
+
+
+def _own_entries(module_name: str) -> list[api_reference.Entry]:
+    """The names the page of ``module_name`` documents itself (re-exports are documented
+    on the page of the module that defines them)."""
+    return [e for e in api_reference.entries(module_name, set(MODULES)) if e.canonical == module_name]
+
+
+def _public_members(cls: type) -> list[tuple[str, object]]:
+    """Methods and properties that ``cls`` itself defines, without a leading underscore,
+    other than the fields of a NamedTuple or dataclass (described in ``Attributes:``)."""
+    fields = set(api_reference._fields(cls))
+    return [(name, value) for name, value in vars(cls).items()
+            if not name.startswith("_") and name not in fields
+            and (inspect.isfunction(value) or isinstance(value, (property, staticmethod, classmethod)))]
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_module_has_all(module_name):
+    module = importlib.import_module(module_name)
+    try:
+        names = api_reference.public_names(module)
+    except api_reference.ApiError as err:
+        pytest.fail(str(err))
+    assert inspect.getdoc(module), f"{module_name} has no module docstring"
+    assert names or module_name == "lecturekit.exercises", f"{module_name}.__all__ is empty"
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_every_public_name_has_a_docstring_with_an_example(module_name):
+    module = importlib.import_module(module_name)
+    if getattr(module, "__all__", None) is None:
+        pytest.fail(f"{module_name} has no __all__")
+    problems = []
+    for entry in _own_entries(module_name):
+        if entry.kind == "data":
+            if not api_reference.attribute_docs(module).get(entry.name):
+                problems.append(f"{entry.name}: a constant without a doc comment (#: before it, "
+                                "or a string literal after it)")
+            continue
+        obj = getattr(module, entry.name)
+        doc = inspect.getdoc(obj) or ""
+        if not doc.strip():
+            problems.append(f"{entry.name}: no docstring")
+            continue
+        if not EXAMPLE.search(doc):
+            problems.append(f"{entry.name}: no 'Example:' section with a doctest (>>>)")
+        if entry.kind in ("class", "exception"):
+            for name, member in _public_members(obj):
+                target = member.fget if isinstance(member, property) else getattr(member, "__func__", member)
+                if not (inspect.getdoc(target) or "").strip():
+                    problems.append(f"{entry.name}.{name}: no docstring (autodoc would leave it out)")
+    assert not problems, f"{module_name}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_every_public_name_is_on_its_page(module_name):
+    if getattr(importlib.import_module(module_name), "__all__", None) is None:
+        pytest.fail(f"{module_name} has no __all__")
+    page = api_reference.render_page(module_name, MODULES)
+    missing = []
+    for entry in api_reference.entries(module_name, set(MODULES)):
+        if entry.canonical == module_name:
+            if f".. auto{entry.kind}:: {entry.name}\n" not in page:
+                missing.append(entry.name)
+        elif not re.search(rf"^\.\. py:\w+:: {entry.name}\b.*\n\n   Documented in :mod:`{entry.canonical}`",
+                           page, re.MULTILINE):
+            missing.append(f"{entry.name} (entry linking to {entry.canonical})")
+    assert not missing, f"names of {module_name}.__all__ not on its page: {missing}"
+
+
+def test_toc_lists_every_module_page():
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    assert toc.rstrip().endswith(api_reference.toc_part(MODULES).rstrip()), (
+        "the API part of _toc.yml (its last part) does not list the public modules of "
+        "lecturekit: run `make api` (python scripts/api_reference.py) and commit _toc.yml")
+
+
+def test_generator_rejects_a_module_without_all():
+    import types
+
+    module = types.ModuleType("lecturekit.fake")
+    module.f = lambda: None
+    with pytest.raises(api_reference.ApiError, match="no __all__"):
+        api_reference.public_names(module)
+    module.__all__ = ["f", "g"]
+    with pytest.raises(api_reference.ApiError, match=r"lacks: \['g'\]"):
+        api_reference.public_names(module)
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("module_name", MODULES)
+def test_built_page_shows_every_name_with_its_signature(book, module_name):
+    from bs4 import BeautifulSoup
+
+    path = book / f"{api_reference.page_docname(module_name)}.html"
+    assert path.is_file(), f"{path.relative_to(book)} was not built"
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    problems = []
+    for entry in api_reference.entries(module_name, set(MODULES)):
+        target = f"{module_name}.{entry.name}"
+        signature = soup.find(id=target)
+        canonical = f"{entry.canonical}.{entry.name}"
+        if entry.canonical != module_name and not soup.select(f'a.reference.internal[href$="#{canonical}"]'):
+            problems.append(f"{entry.name}: no link to {canonical}, where it is documented")
+        if signature is None:
+            problems.append(f"{entry.name}: no entry (id {target})")
+        elif entry.kind in ("function", "class") and entry.name not in signature.get_text():
+            problems.append(f"{entry.name}: the entry's signature does not show its name")
+        elif entry.kind == "function" and "(" not in signature.get_text():
+            problems.append(f"{entry.name}: the entry shows no signature")
+    assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
