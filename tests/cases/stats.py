@@ -1,0 +1,14 @@
+"""Validation cases of lecturekit.stats (assembled by tests/validation_cases.py)."""
+
+from validation_kinds import *  # noqa: F403 (argument kinds, shared inputs, case)
+
+CASES = [
+    case("stats.fit_loglog", stats.fit_loglog, lambda: dict(x=np.array([1.0, 2.0, 4.0]), y=np.array([3.0, 2.0, 1.1])),
+         x=Arr(ndim=1, fixed=(0,), lo=0.0, lo_open=True, extra=((np.array([1.0]), VALUE_ERR),)),
+         y=Arr(ndim=1, fixed=(0,), lo=0.0, lo_open=True)),
+    case("stats.fit_loglog_slope", stats.fit_loglog_slope,
+         lambda: dict(x=np.array([1.0, 2.0, 4.0]), y=np.array([3.0, 2.0, 1.1])),
+         x=Arr(ndim=1, fixed=(0,), lo=0.0, lo_open=True), y=Arr(ndim=1, fixed=(0,), lo=0.0, lo_open=True)),
+    case("stats.mean_and_stderr", stats.mean_and_stderr, lambda: dict(samples=x53(), axis=0),
+         samples=Arr(extra=((np.ones((1, 3)), VALUE_ERR),)), axis=Int(-2, extra=((2, VALUE_ERR),))),
+]

@@ -1,0 +1,21 @@
+"""Validation cases of lecturekit.tangent (assembled by tests/validation_cases.py)."""
+
+from validation_kinds import *  # noqa: F403 (argument kinds, shared inputs, case)
+
+CASES = [
+    case("tangent.empirical_ntk[mlp]", tangent.empirical_ntk,
+         lambda: dict(f=NET.apply, params=mlp_params(NET), x1=x53(), x2=x53()[:2]),
+         f=Fn(), params=Params(structured=True), x1=Arr(ndim=2, fixed=(1,)), x2=Arr(ndim=2, fixed=(1,), optional=True)),
+    case("tangent.empirical_ntk[generic]", tangent.empirical_ntk,
+         lambda: dict(f=linear_model, params=tree3(), x1=x53(), x2=None),
+         f=Fn(), params=Params(), x1=Arr(ndim=2, fixed=(1,))),
+    case("tangent.jacobian_ntk", tangent.jacobian_ntk,
+         lambda: dict(f=linear_model, params=tree3(), x1=x53(), x2=x53()[:2]),
+         f=Fn(), params=Params(), x1=Arr(ndim=2, fixed=(1,)), x2=Arr(ndim=2, fixed=(1,), optional=True)),
+    case("tangent.vector_product_ntk", tangent.vector_product_ntk,
+         lambda: dict(f=linear_model, params=tree3(), x1=x53(), x2=x53()[:2], chunk=2),
+         f=Fn(), params=Params(), x1=Arr(ndim=2, fixed=(1,)), x2=Arr(ndim=2, fixed=(1,), optional=True),
+         chunk=Int(1)),
+    case("tangent.linearize", tangent.linearize, lambda: dict(f=linear_model, params0=tree3()),
+         f=Fn(), params0=Params()),
+]
