@@ -92,7 +92,7 @@ def test_value_checks_are_skipped_under_jit_and_vmap():
     np.testing.assert_allclose(jax.jit(kernels.relu_ntk_sphere)(xi), kernels.relu_ntk_sphere(xi), rtol=1e-15)
     lams = jax.vmap(lambda eta: training.descend(lambda p: jnp.sum(p**2), jnp.ones(2), lr=eta, steps=3).losses)(
         jnp.array([0.1, 0.2]))
-    assert lams.shape == (2, 3)
+    assert lams.shape == (2, 4)
     with pytest.raises(TypeError, match="xi must have a real"):
         jax.jit(kernels.relu_ntk_sphere)(jnp.ones(3, dtype=bool))
 
