@@ -1,4 +1,4 @@
-"""The catapult phase: gradient descent with large steps on one example, in two numbers.
+"""The catapult phase: gradient descent with large steps, on one example in two numbers.
 
 For one example (x, y) and the one-hidden-layer ReLU network
 f = sum_i v_i relu(u_i . x / sqrt(d)) / sqrt(m), the quadratic model
@@ -15,7 +15,15 @@ r = z - y and the tangent kernel lambda = ||grad z||^2:
 * :func:`catapult_recursion` iterates the recursion (``lax.scan``, vectorizable with
   ``vmap``), :func:`catapult_sweep` for many learning rates at once;
 * :func:`classify_regime`, :func:`catapult_peak` and :func:`catapult_duration` turn a
-  trajectory into the quantities of the phase diagram (linear, catapult, divergent).
+  trajectory into the quantities of the phase diagram (linear, catapult, divergent);
+* :func:`gd_one_point` and :func:`gd_sweep` run gradient descent
+  (:func:`lecturekit.training.descend`) on a network or on its quadratic model, recording the
+  tangent kernel of the example at every step, to test the recursion and to see where real
+  networks leave it; :func:`gd_with_sharpness` records the sharpness lambda_max(nabla^2 L)
+  along a run (the edge of stability).
+
+Losses are the square loss of :mod:`lecturekit.training`, L = (1/2n) sum_a (f(x_a) - y_a)^2,
+which for the one example of the recursion is L = r^2 / 2.
 
 A trajectory whose residual exceeds ``DIVERGED`` = 1e100 is called divergent and is frozen
 there, so that a divergent run never produces inf/NaN (which would poison vmapped sweeps).
@@ -29,10 +37,10 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.flatten_util import ravel_pytree
 from jax.typing import ArrayLike
 
 from . import hessian as _hessian
+from . import training as _training
 from ._validation import (
     as_float_array, as_host_float_array, check_key, check_model, check_params_pytree, check_positive_int, check_range,
     check_real,
@@ -47,6 +55,9 @@ __all__ = [
     "classify_regime",
     "catapult_peak",
     "catapult_duration",
+    "gd_one_point",
+    "gd_sweep",
+    "gd_with_sharpness",
 ]
 
 Model = Callable[[Any, jax.Array], jax.Array]
@@ -315,34 +326,28 @@ def catapult_duration(lams: ArrayLike, lr: float, *, level: float = 0.5) -> int:
 
 
 # ----------------------------------------------------------------------------- gradient descent
-def _gd_run(f, quadratic, params0, x, y, lr, steps):
-    model = (lambda p, xx: _quad_apply(f, params0, p, xx)) if quadratic else f
-    one_example = x.shape[0] == 1
-
-    def step(state, _):
-        p, dead = state
-        out, pullback = jax.vjp(lambda q: model(q, x), p)   # one forward pass for both gradients
-        r = out - y
-        loss = 0.5 * jnp.sum(r**2)
-        # gradient of f(x_0) (cotangent e_0) and of the loss (cotangent r); for one example
-        # the latter is r_0 times the former, so one backward pass serves both
-        g0 = pullback(jnp.zeros_like(out).at[0].set(1.0))[0]
-        g = jax.tree_util.tree_map(lambda a: r[0] * a, g0) if one_example else pullback(r)[0]
-        lam = sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(g0))
-        dead = dead | ~jnp.isfinite(loss) | (loss > DIVERGED)
-        new = jax.tree_util.tree_map(lambda a, b: jnp.where(dead, a, a - lr * b), p, g)
-        return (new, dead), (jnp.where(dead, jnp.inf, loss), jnp.where(dead, jnp.inf, lam))
-
-    (final, _), (losses, lams) = jax.lax.scan(step, (params0, jnp.asarray(False)), None, length=steps)
-    return final, losses, lams
+def _model(f, quadratic, params0):
+    return (lambda p, xx: _quad_apply(f, params0, p, xx)) if quadratic else f
 
 
-_gd_one = jax.jit(_gd_run, static_argnames=("f", "quadratic", "steps"))
+def _kernel_run(f, quadratic, params0, x, y, lr, steps):
+    """training.descend on the square loss, observing lambda = ||grad f(x_0)||^2 every step."""
+    model = _model(f, quadratic, params0)
+
+    def first_kernel(p):
+        g = jax.grad(lambda q: model(q, x[:1])[0])(p)
+        return sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(g))
+
+    return _training.descend(_training.mse_loss(model, x, y), params0, lr=lr, steps=steps, every=1,
+                             observe=first_kernel, stop_above=DIVERGED)
+
+
+_kernel_run_one = jax.jit(_kernel_run, static_argnames=("f", "quadratic", "steps"))
 
 
 @partial(jax.jit, static_argnames=("f", "quadratic", "steps"))
-def _gd_many(f, quadratic, params0, x, y, lrs, steps):
-    return jax.vmap(lambda e: _gd_run(f, quadratic, params0, x, y, e, steps)[1:])(lrs)
+def _kernel_run_many(f, quadratic, params0, x, y, lrs, steps):
+    return jax.vmap(lambda lr: _kernel_run(f, quadratic, params0, x, y, lr, steps))(lrs)
 
 
 def _check_gd_args(f, params0, x, y, steps):
@@ -357,32 +362,73 @@ def _check_gd_args(f, params0, x, y, steps):
 
 def gd_one_point(
     f: Model, params0: Any, x: ArrayLike, y: ArrayLike, lr: float, steps: int, *, quadratic: bool = False
-) -> tuple[Any, jax.Array, jax.Array]:
-    """Gradient descent on L = (1/2) sum_a (f(params, x_a) - y_a)^2 with step ``lr``.
+) -> _training.Trajectory:
+    """Gradient descent on the square loss, recording the tangent kernel of the first example.
 
-    x: (n, d), y: (n,). With ``quadratic=True`` the model trained is the quadratic model of
-    ``f`` around ``params0`` (:func:`quadratic_model`), else ``f`` itself. Returns
-    (final params, losses L_0..L_{steps-1}, lambda_t) where lambda_t = ||grad f(x_0)||^2 is
-    the tangent kernel of the first example at the same step (the whole kernel when n = 1).
-    A run whose loss exceeds 1e100 is stopped (loss and lambda reported as inf). ``f`` is a
-    static argument of a jitted loop: pass the same function object to reuse compilations.
+    :func:`lecturekit.training.descend` on L = (1/2n) sum_a (f(params, x_a) - y_a)^2 (for one
+    example, L = (f(x) - y)^2 / 2, the loss of the recursion) with learning rate ``lr``,
+    observing lambda_t = ||grad_params f(params_t, x_0)||^2 at every step (the whole tangent
+    kernel when n = 1). With ``quadratic=True`` the model trained is the quadratic model of
+    ``f`` around ``params0`` (:func:`lecturekit.quadratic.quadratic_model`), else ``f``
+    itself. A run whose loss exceeds ``DIVERGED`` = 1e100 (or is not finite) is frozen
+    there: its later losses are +inf (``diverged_at`` says when). ``f`` is a static
+    argument of a jitted program: pass the same function object to reuse compilations
+    (``lr`` is traced: new values compile nothing).
+
+    Args:
+        f: the model f(params, x) -> (n,).
+        params0: the initial parameters (and the centre of the quadratic model).
+        x: inputs, shape (n, d).
+        y: labels, shape (n,).
+        lr: the learning rate eta > 0.
+        steps: number of steps.
+        quadratic: train the quadratic model of ``f`` instead of ``f``.
+
+    Returns:
+        a :class:`lecturekit.training.Trajectory`: ``losses`` L_0..L_steps (steps + 1,),
+        ``observed`` the kernels lambda_0..lambda_steps (steps + 1,), ``final_params``,
+        ``diverged_at`` (-1 if never).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import catapult
+        >>> f = lambda p, x: p["a"] * p["b"] * x[:, 0]               # lambda = (a^2 + b^2) x^2
+        >>> run = catapult.gd_one_point(f, {"a": jnp.array(1.0), "b": jnp.array(0.5)},
+        ...                             jnp.ones((1, 1)), jnp.ones(1), 0.5, 40)
+        >>> run.losses.shape, round(float(run.observed[0]), 4), float(run.losses[-1]) < 1e-12
+        ((41,), 1.25, True)
     """
     x, y, steps = _check_gd_args(f, params0, x, y, steps)
     lr = check_real(lr, name="lr", positive=True)
-    return _gd_one(f, bool(quadratic), params0, x, y, lr, steps)
+    return _kernel_run_one(f, bool(quadratic), params0, x, y, lr, steps)
 
 
 def gd_sweep(
     f: Model, params0: Any, x: ArrayLike, y: ArrayLike, lrs: ArrayLike, steps: int, *, quadratic: bool = False
-) -> tuple[jax.Array, jax.Array]:
-    """:func:`gd_one_point` for every step size in ``lrs`` (vectorized with ``vmap``).
+) -> _training.Trajectory:
+    """:func:`gd_one_point` for every learning rate in ``lrs`` at once (``vmap`` over lr).
 
-    Returns (losses, lambdas), each of shape (len(lrs), steps).
+    Args:
+        f, params0, x, y, steps, quadratic: as in :func:`gd_one_point`.
+        lrs: learning rates, shape (k,), all > 0.
+
+    Returns:
+        a :class:`lecturekit.training.Trajectory` whose every field has a leading axis k:
+        ``losses`` and ``observed`` (the kernels) of shape (k, steps + 1).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import catapult
+        >>> f = lambda p, x: p["a"] * p["b"] * x[:, 0]
+        >>> runs = catapult.gd_sweep(f, {"a": jnp.array(1.0), "b": jnp.array(0.5)}, jnp.ones((1, 1)),
+        ...                          jnp.ones(1), jnp.array([0.5, 1.0]), 40)
+        >>> runs.losses.shape, runs.observed.shape
+        ((2, 41), (2, 41))
     """
     x, y, steps = _check_gd_args(f, params0, x, y, steps)
     lrs = as_float_array(lrs, name="lrs", ndim=1)
     check_range(lrs, name="lrs", lo=0.0, lo_open=True, what="learning rates")
-    return _gd_many(f, bool(quadratic), params0, x, y, lrs, steps)
+    return _kernel_run_many(f, bool(quadratic), params0, x, y, lrs, steps)
 
 
 def gd_with_sharpness(
@@ -395,12 +441,39 @@ def gd_with_sharpness(
     *,
     every: int = 10,
     key: jax.Array,
-    num_iter: int = 20,
-) -> tuple[jax.Array, jax.Array]:
-    """Full-batch GD on L = (1/2n) sum_a (f(params, x_a) - y_a)^2, with the sharpness.
+    lanczos_steps: int = 20,
+) -> _training.Trajectory:
+    """Full-batch gradient descent on the square loss, observing the sharpness.
 
-    Returns (losses at every step, sharpness lambda_max(Hessian of L) every ``every`` steps),
-    the latter by :func:`lecturekit.hessian.top_eigenvalue` with ``num_iter`` Lanczos steps.
+    :func:`lecturekit.training.descend` on L = (1/2n) sum_a (f(params, x_a) - y_a)^2 with
+    learning rate ``lr``, observing the sharpness lambda_max(nabla^2 L) every ``every``
+    steps by :func:`lecturekit.hessian.top_eigenvalue` (``lanczos_steps`` Lanczos steps
+    from the same start vector, drawn with ``key``, at every observation). ``lr`` is traced
+    (a new value compiles nothing).
+
+    Args:
+        f: the model f(params, x) -> (n,).
+        params0: the initial parameters.
+        x: inputs, shape (n, d).
+        y: labels, shape (n,).
+        lr: the learning rate eta > 0.
+        steps: number of steps.
+        every: observation period.
+        key: PRNG key of the Lanczos start vector.
+        lanczos_steps: Lanczos steps per sharpness estimate (>= 2).
+
+    Returns:
+        a :class:`lecturekit.training.Trajectory`: ``losses`` (steps + 1,) and ``observed``
+        the sharpness at ``steps`` = 0, every, ..., steps.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from lecturekit import catapult
+        >>> f = lambda p, x: x @ p                                   # linear: nabla^2 L = X^T X / n
+        >>> run = catapult.gd_with_sharpness(f, jnp.zeros(2), jnp.array([[2.0, 0.0], [0.0, 1.0]]),
+        ...                                  jnp.ones(2), 0.5, 20, every=10, key=jax.random.key(0))
+        >>> run.steps.tolist(), [round(float(s), 4) for s in run.observed]
+        ([0, 10, 20], [2.0, 2.0, 2.0])
     """
     check_model(f)
     check_params_pytree(params0, name="params0")
@@ -411,32 +484,13 @@ def gd_with_sharpness(
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps")
     every = check_positive_int(every, name="every")
-    num_iter = check_positive_int(num_iter, name="num_iter", minimum=2)
+    lanczos_steps = check_positive_int(lanczos_steps, name="lanczos_steps", minimum=2)
     check_key(key)
-    if steps % every:
-        raise ValueError(f"steps ({steps}) must be a multiple of every ({every})")
-    flat0, unravel = ravel_pytree(params0)
-    return _gd_sharp(f, unravel, flat0, x, y, lr, steps // every, every, key, num_iter)
+    return _sharpness_run(f, params0, x, y, lr, steps, every, key, lanczos_steps)
 
 
-@partial(jax.jit, static_argnames=("f", "unravel", "blocks", "every", "num_iter"))
-def _gd_sharp(f, unravel, flat0, x, y, lr, blocks, every, key, num_iter):
-    def loss_flat(w):
-        return 0.5 * jnp.mean((f(unravel(w), x) - y) ** 2)
-
-    grad = jax.grad(loss_flat)
-
-    def inner(w, _):
-        loss, g = jax.value_and_grad(loss_flat)(w)
-        return w - lr * g, loss
-
-    def outer(w, k):
-        sharp = _hessian.lanczos_quadrature(_hessian._tridiagonal(
-            lambda v: jax.jvp(grad, (w,), (v,))[1], jax.random.normal(k, w.shape, w.dtype),
-            min(num_iter, w.shape[0]), True)).nodes[-1]
-        w, losses = jax.lax.scan(inner, w, None, length=every)
-        return w, (losses, sharp)
-
-    keys = jax.random.split(key, blocks)
-    _, (losses, sharps) = jax.lax.scan(outer, flat0, keys)
-    return losses.reshape(-1), sharps
+@partial(jax.jit, static_argnames=("f", "steps", "every", "lanczos_steps"))
+def _sharpness_run(f, params0, x, y, lr, steps, every, key, lanczos_steps):
+    loss = _training.mse_loss(f, x, y)
+    return _training.descend(loss, params0, lr=lr, steps=steps, every=every,
+                             observe=lambda p: _hessian._top_eigenvalue(loss, p, key, lanczos_steps))

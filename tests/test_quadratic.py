@@ -1,4 +1,4 @@
-"""Tests of lecturekit.quadratic (Taylor models) and lecturekit.catapult (recursion, GD runs).
+"""Tests of lecturekit.quadratic: Taylor models and the perturbative minimizer.
 
 Parameters and data are drawn with NumPy (``default_rng``) and models are evaluated under
 ``jax.jit``: JAX compiles its random generator and every eager operation once per shape,
@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lecturekit import catapult as C, hessian, nets, quadratic as Q, tangent
+from lecturekit import catapult as C, hessian, nets, quadratic as Q
 
 jax.config.update("jax_enable_x64", True)
 
@@ -30,6 +30,11 @@ def _tanh_net():
 def _perturb(params, seed, scale):
     rng = np.random.default_rng(seed)
     return jax.tree_util.tree_map(lambda p: p + scale * rng.normal(size=p.shape), params)
+
+
+def _dense_top_eigenvalue(loss, params):
+    flat, unravel = jax.flatten_util.ravel_pytree(params)
+    return np.linalg.eigvalsh(np.asarray(jax.jit(jax.hessian(lambda w: loss(unravel(w))))(flat)))[-1]
 
 
 def test_quadratic_model_equals_dense_taylor_expansion():
@@ -76,36 +81,6 @@ def test_quadratic_model_of_relu_is_frozen_bilinear_model():
     np.testing.assert_allclose(jax.jit(Q.quadratic_model(net.apply, p0))(p, x), bilinear, rtol=1e-10, atol=1e-12)
 
 
-_CATAPULT_NET = nets.mlp((5, 300, 1), "relu", w_std=1.0, out_w_std=1.3)
-
-
-@pytest.mark.parametrize("lr_lam", [1.5, 3.0, 4.5])
-def test_recursion_equals_gradient_descent_on_the_quadratic_model(lr_lam):
-    d, y = 5, 0.7
-    net = _CATAPULT_NET  # one object: gd_one_point compiles once for the three step sizes
-    p0 = _params(net, 8)
-    x = np.random.default_rng(9).normal(size=d)
-    cc = C.catapult_constants(net, p0, x, y)
-    assert cc.lam0 == pytest.approx(float(tangent.empirical_ntk(net.apply, p0, x[None])[0, 0]), rel=1e-12)
-    assert cc.r0 == pytest.approx(float(net.apply(p0, x[None])[0]) - y, rel=1e-12)
-    lr = lr_lam / cc.lam0
-    steps = 8  # at eta*lambda0 = 4.5 the residual passes 1e100 (the guard) after ~10 steps
-    rs, lams = C.catapult_recursion(cc.r0, cc.lam0, cc.c, y, lr, steps)
-    _, losses, lam_gd = C.gd_one_point(net.apply, p0, x[None], jnp.array([y]), lr, steps, quadratic=True)
-    np.testing.assert_allclose(0.5 * rs[:steps] ** 2, losses, rtol=1e-8)
-    np.testing.assert_allclose(lams[:steps], lam_gd, rtol=1e-8)
-
-
-def test_recursion_regimes_and_divergence_guard():
-    r0, lam0, c, y = 0.3, 1.0, 1e-4, 1.0
-    out = {}
-    for el in (1.5, 3.0, 5.0):
-        rs, lams = C.catapult_recursion(r0, lam0, c, y, el / lam0, 500)
-        out[el] = C.classify_regime(0.5 * np.asarray(rs) ** 2, lams)
-        assert np.all(np.isfinite(np.asarray(rs)))
-    assert out == {1.5: "linear", 3.0: "catapult", 5.0: "divergent"}, out
-
-
 def test_perturbative_minimizer_has_second_order_residual():
     rng = np.random.default_rng(10)
     p, n = 8, 3
@@ -122,56 +97,37 @@ def test_perturbative_minimizer_has_second_order_residual():
     assert 3.5 < res[0] / res[1] < 4.5, res
 
 
-def test_top_hessian_eigenvalue_matches_dense():
+
+
+def test_taylor_terms_sum_to_the_model():
+    net, p0 = _tanh_net()
+    x = np.random.default_rng(12).normal(size=(3, 2))
+    p = _perturb(p0, 13, 0.2)
+    value, slope, curvature = Q.taylor_terms(net.apply, p0, p, x)
+    np.testing.assert_allclose(value, net.apply(p0, x), rtol=1e-12)
+    np.testing.assert_allclose(value + slope + 0.5 * curvature, Q.quadratic_model(net.apply, p0)(p, x), rtol=1e-12)
+
+
+def test_old_names_resolve():
+    """The names that moved to lecturekit.catapult and hessian stay reachable (aliases)."""
+    assert Q.catapult_recursion is C.catapult_recursion and Q.gd_sweep is C.gd_sweep
+    assert "catapult_recursion" not in Q.__all__
     net, p0 = _tanh_net()
     x = np.random.default_rng(11).normal(size=(6, 2))
-    y = np.sin(x[:, 0])
-    loss = lambda p: 0.5 * jnp.mean((net.apply(p, x) - y) ** 2)
-    flat, unravel = jax.flatten_util.ravel_pytree(p0)
-    dense = np.linalg.eigvalsh(np.asarray(jax.jit(jax.hessian(lambda w: loss(unravel(w))))(flat)))[-1]
-    # 20 Lanczos steps in 31 dimensions: a truncated Krylov space that has converged
-    est = float(hessian.top_eigenvalue(loss, p0, key=jax.random.key(12), steps=20))
-    assert est == pytest.approx(dense, rel=1e-8)
-    # the old name, kept as an alias
-    assert float(Q.top_hessian_eigenvalue(loss, p0, jax.random.key(12), num_iter=20)) == est
-
-
-def test_classify_regime_cases():
-    assert C.classify_regime([1.0, 0.5, 1e-12]) == "linear"
-    assert C.classify_regime([1.0, 5.0, 1e-12]) == "catapult"
-    assert C.classify_regime([1.0, 5.0, np.inf]) == "divergent"
-    assert C.classify_regime([1.0, 5.0, 0.5], [1.0, 0.5, 0.0]) == "dead"
-    assert C.classify_regime([1.0, 0.9, 0.8], [1.0, 1.0, 1.0]) == "undecided"
+    loss = lambda p: 0.5 * jnp.mean((net.apply(p, x) - np.sin(x[:, 0])) ** 2)
+    est = float(Q.top_hessian_eigenvalue(loss, p0, jax.random.key(12), num_iter=20))
+    assert est == pytest.approx(_dense_top_eigenvalue(loss, p0), rel=1e-8)
+    d = np.array([1.0, -3.0, 2.0])
+    assert float(Q.lanczos_top_eigenvalue(lambda v: d * v, np.ones(3), 3)) == pytest.approx(2.0, rel=1e-12)
+    with pytest.raises(AttributeError):
+        Q.no_such_name
 
 
 def test_bad_inputs():
     net, p0 = _tanh_net()
     with pytest.raises(TypeError, match="f must be a function"):
         Q.quadratic_model(3, p0)
-    with pytest.raises(ValueError, match="one-hidden-layer ReLU"):
-        C.catapult_constants(net, p0, jnp.ones(2), 1.0)
-    relu = nets.mlp((3, 4, 1), "relu")
-    with pytest.raises(ValueError, match="x must have shape"):
-        C.catapult_constants(relu, _params(relu, 0), jnp.ones(4), 1.0)
-    with pytest.raises(ValueError, match="steps must be >= 1"):
-        C.catapult_recursion(0.1, 1.0, 0.01, 1.0, 1.0, 0)
-    with pytest.raises(ValueError, match="scalar"):
-        C.catapult_recursion(jnp.ones(2), 1.0, 0.01, 1.0, 1.0, 3)
-    with pytest.raises(ValueError, match="lr must be > 0"):
-        C.gd_one_point(net.apply, p0, jnp.ones((1, 2)), jnp.ones(1), -1.0, 3)
-    with pytest.raises(ValueError, match="y must have shape"):
-        C.gd_one_point(net.apply, p0, jnp.ones((2, 2)), jnp.ones(1), 0.1, 3)
     with pytest.raises(ValueError, match="psi must have shape"):
         Q.perturbative_minimizer(jnp.ones((4, 2)), jnp.ones((2, 3, 3)), jnp.ones(2))
-
-
-def test_catapult_sweep_matches_one_rate_at_a_time():
-    etas = np.array([0.5, 1.7, 2.9])
-    rs, lams = C.catapult_sweep(0.8, 1.3, 2e-3, 1.0, etas, 25)
-    assert rs.shape == lams.shape == (3, 26)
-    for i, eta in enumerate(etas):
-        r1, l1 = C.catapult_recursion(0.8, 1.3, 2e-3, 1.0, eta, 25)
-        np.testing.assert_allclose(rs[i], r1, rtol=1e-12)
-        np.testing.assert_allclose(lams[i], l1, rtol=1e-12)
-    with pytest.raises(ValueError, match="lrs must be 1-D"):
-        C.catapult_sweep(0.8, 1.3, 2e-3, 1.0, 0.5, 25)
+    with pytest.raises(ValueError, match="p >= n"):
+        Q.perturbative_minimizer(jnp.ones((1, 2)), jnp.ones((2, 1, 1)), jnp.ones(2))
