@@ -4,7 +4,8 @@
 * "vector products": one VJP per column pushed through the batch by a JVP, 16 columns at a
   time (``tangent.vector_product_ntk``, jitted);
 * "per-layer": the structured formula ``tangent.empirical_ntk(net.apply, params, x)`` uses
-  for ``nets.mlp`` networks.
+  for ``nets.mlp`` networks (one forward and one backward pass, ``nets.MLP.backward``, since
+  x2 = x1).
 
 Float32 (JAX's default), inputs of dimension 16, Gaussian weights (NTK parameterization).
 Times are medians of 3 runs after a compiling run. Memory and flops are XLA's accounting of
@@ -21,12 +22,15 @@ import jax
 import jax.numpy as jnp
 
 from _common import goal, table, timed, write
-from lecturekit import nets, tangent
+from lecturekit import nets, sampling, tangent
 
 WIDTHS = (256, 512, 1024, 2048, 4096, 8192)
 INPUTS = (100, 500)
 GOAL_CONFIG = (1024, 200)  # width, inputs: per-layer >= 50x faster than the Jacobian method
-GOAL_WIDE = (4096, 500)  # width, inputs: per-layer in under 3 s
+GOAL_WIDE = (8192, 500)  # width, inputs: per-layer in under WIDE_TARGET_S
+# neural-tangents 0.6.5's structured derivatives took 1.21-1.24 s for this kernel on the
+# recording machine (issue #15; side by side: benchmarks/ntk_neural_tangents.py)
+WIDE_TARGET_S = 1.2
 DIM = 16
 MEMORY_LIMIT_GB = 8.0
 TIME_LIMIT_S = 10.0
@@ -62,7 +66,7 @@ def main() -> bool:
     for width, inputs in configs:
         net = nets.mlp((DIM, width, width, 1), "relu")
         params = net.init(key_params)
-        x = jax.random.normal(key_x, (inputs, DIM))
+        x = sampling.standard_normal(key_x, (inputs, DIM))
         for name, make in METHODS.items():
             fn = make(net)
             memory_mb, gflops = accounting(name, fn, params, x)
@@ -94,8 +98,8 @@ def main() -> bool:
     goals = [
         goal(f"Jacobian time / per-layer time at width {w}, {n} inputs",
              median("jacobian", w, n) / median("per-layer", w, n), 50.0, "x", below=False),
-        goal(f"per-layer NTK at width {w_wide}, {n_wide} inputs", median("per-layer", w_wide, n_wide), 3.0, "s",
-             below=True),
+        goal(f"per-layer NTK at width {w_wide}, {n_wide} inputs", median("per-layer", w_wide, n_wide), WIDE_TARGET_S,
+             "s", below=True),
     ]
     return write("ntk", setup=f"Empirical NTK of a ReLU network with 2 hidden layers of width m, input dimension {DIM}, "
            "n inputs, float32, NTK parameterization", dtype=str(jnp.zeros(()).dtype), rows=rows, goals=goals)
