@@ -32,9 +32,26 @@ import ipywidgets
 import matplotlib.figure
 import matplotlib.pyplot as plt
 
+__all__ = ["Linear", "Log", "Choice", "Explorer", "explorer"]
+
 
 class Linear(NamedTuple):
-    """A slider from ``low`` to ``high`` in steps of ``step``."""
+    """A slider from ``low`` to ``high`` in steps of ``step``: a control spec for :func:`explorer`.
+
+    An integer slider when ``low``, ``high``, ``step`` and the plot function's default are
+    all integers, a float slider otherwise. Requires low < high and
+    0 < step <= high - low.
+
+    Attributes:
+        low: the smallest value.
+        high: the largest value.
+        step: the spacing of the slider's positions.
+
+    Example:
+        >>> from lecturekit import explore
+        >>> explore.Linear(0.0, 2.0, 0.1)
+        Linear(low=0.0, high=2.0, step=0.1)
+    """
 
     low: float
     high: float
@@ -42,7 +59,18 @@ class Linear(NamedTuple):
 
 
 class Log(NamedTuple):
-    """A logarithmic slider from ``low`` to ``high`` (both > 0), ``per_decade`` positions per decade."""
+    """A logarithmic slider: a control spec for :func:`explorer`.
+
+    Attributes:
+        low: the smallest value, > 0.
+        high: the largest value, > low.
+        per_decade: positions per factor of 10, an integer >= 1.
+
+    Example:
+        >>> from lecturekit import explore
+        >>> explore.Log(1e-3, 10.0)
+        Log(low=0.001, high=10.0, per_decade=10)
+    """
 
     low: float
     high: float
@@ -50,7 +78,18 @@ class Log(NamedTuple):
 
 
 class Choice(NamedTuple):
-    """A choice among ``options`` (a slider for numbers, buttons for strings)."""
+    """A choice among ``options``: a control spec for :func:`explorer`.
+
+    Buttons when every option is a string, a selection slider otherwise.
+
+    Attributes:
+        options: a non-empty sequence of values; the plot function's default must be one.
+
+    Example:
+        >>> from lecturekit import explore
+        >>> explore.Choice([64, 256, 1024]).options
+        [64, 256, 1024]
+    """
 
     options: Sequence[Any]
 
@@ -125,7 +164,24 @@ def _png_output(fig: Any) -> dict:
 
 
 class Explorer(ipywidgets.VBox):
-    """The controls above the figure (an ipywidgets VBox); see :func:`explorer`."""
+    """The controls above the figure (an ipywidgets VBox), built by :func:`explorer`.
+
+    Attributes:
+        controls: the ipywidgets controls, by parameter name.
+        output: the ``ipywidgets.Output`` holding the current figure as a PNG.
+
+    Example:
+        >>> import matplotlib.pyplot as plt
+        >>> from lecturekit import explore
+        >>> def plot(slope=1.0):
+        ...     fig, ax = plt.subplots()
+        ...     ax.plot([0, 1], [0, slope])
+        ...     return fig
+        >>> widget = explore.explorer(plot, slope=explore.Linear(0.0, 2.0, 0.5))
+        >>> widget.controls["slope"].value = 2.0   # as if the reader moved the slider
+        >>> widget.settings()
+        {'slope': 2.0}
+    """
 
     def __init__(self, plot: Callable[..., Any], controls: dict[str, ipywidgets.ValueWidget]):
         self._plot, self.controls, self.output = plot, controls, ipywidgets.Output()
@@ -135,7 +191,7 @@ class Explorer(ipywidgets.VBox):
             control.observe(self._redraw, names="value")
 
     def settings(self) -> dict[str, Any]:
-        """The current value of every control, by name."""
+        """The current value of every control, by name (the keywords of the next redraw)."""
         return {name: control.value for name, control in self.controls.items()}
 
     def _redraw(self, _change: Any = None) -> None:
@@ -159,8 +215,27 @@ def explorer(plot: Callable[..., Any], /, **controls: Linear | Log | Choice) -> 
     ``plot`` draws one matplotlib figure and returns it; each keyword of ``controls`` names
     one of its keyword parameters and gives a :class:`Linear`, :class:`Log` or
     :class:`Choice` spec. Every parameter of ``plot`` must have a default, and the
-    defaults are the setting drawn first (the static figure ``plot()``). Returns the
-    widget (controls above the figure); displaying it needs a Jupyter front end.
+    defaults are the setting drawn first (the static figure ``plot()``), so HTML readers
+    and CI see the default figure. Displaying the widget needs a Jupyter front end.
+
+    Args:
+        plot: a function of keyword parameters with defaults, returning a
+            ``matplotlib.figure.Figure``.
+        controls: one control spec per parameter to expose.
+
+    Returns:
+        Explorer: the widget, controls above the figure.
+
+    Example:
+        >>> import matplotlib.pyplot as plt
+        >>> from lecturekit import explore
+        >>> def plot(width=64, head="linear"):
+        ...     fig, ax = plt.subplots()
+        ...     ax.set_title(f"width {width}, {head} head")
+        ...     return fig
+        >>> explore.explorer(plot, width=explore.Choice([16, 64, 256]),
+        ...                  head=explore.Choice(["linear", "relu"]))
+        Explorer(width=64, head='linear'): move the controls in JupyterLab
     """
     if not callable(plot):
         raise TypeError(f"plot must be a function drawing a figure, got {type(plot).__name__}")

@@ -1,46 +1,41 @@
-"""Linear regions of ReLU networks: exact breakpoints in 1-D, exact cells in 2-D.
+r"""Linear regions of ReLU networks, computed exactly from the weights.
 
-A ReLU network x -> f(x) is continuous and piecewise affine. Its *activation pattern* at
-x is the vector of signs of all hidden pre-activations; on the set of inputs sharing one
-pattern every neuron is either the identity or zero, so f is affine there. This module
-computes these pieces from the network's weights, never from a grid of samples:
+A ReLU network :math:`x \mapsto f(x)` is continuous and piecewise affine. Its *activation
+pattern* at x is the vector of signs of all hidden pre-activations; on the set of inputs
+sharing one pattern every neuron is the identity or zero, so f is affine there. This
+module finds these pieces from the network's weights, never from a grid of samples.
 
-* ``trace_1d`` / ``breakpoints_1d`` / ``count_pieces_1d`` (scalar input): layer by
-  layer, on every interval between the breakpoints found so far each pre-activation of
-  the next layer is affine in x, so its zero is found in closed form, x* = -z0 / z1. The
-  result is exact in float64 up to rounding of those quotients, and exact in rational
-  arithmetic with ``exact=True`` (``fractions.Fraction``; the network is then the one
-  whose weights and multipliers are the given float64 numbers, evaluated without
-  rounding).
-* ``sawtooth(depth)``: Telgarsky's tent-map composition as a ``nets.mlp`` network.
-* ``count_cells`` / ``count_regions_2d_shallow``: exact (rational) number of cells of a
-  hyperplane arrangement, found by probing every orthant around every vertex;
-  ``zaslavsky(n, d)`` = sum_{i <= d} C(n, i), the cell count of n hyperplanes in general
-  position (Schlaefli's and Buck's formula); ``characteristic_polynomial`` /
-  ``zaslavsky_cells``: the count of *any* arrangement by Zaslavsky's theorem,
-  r = (-1)^d chi(-1), with chi from Whitney's subset formula (exact, independent of
-  ``count_cells``).
-* ``activation_regions_2d``: the convex polygons of constant activation pattern of a
-  deep network with 2-D input inside a box (float64 polygon splitting, layer by layer),
-  and ``activation_patterns`` / ``pattern_map_2d`` for pictures on a grid.
-* ``draw_params``: random parameters of any architecture from one compiled generator;
-  ``line_counts``: linear pieces and activation regions on the line and on a segment.
+* Scalar input: :func:`trace_1d` follows the network layer by layer. On every interval
+  between the knots found so far each pre-activation of the next layer is affine in x,
+  :math:`z = \alpha + \beta x`, so its zero is :math:`x^* = -\alpha/\beta` in closed form.
+  :func:`breakpoints_1d` and :func:`count_pieces_1d` read the slope changes off the
+  trace; :func:`line_counts` counts pieces and activation regions on the line and on a
+  segment. These are exact up to the float64 rounding of the quotients :math:`x^*`;
+  :func:`trace_1d_exact` and :func:`breakpoints_1d_exact` repeat the computation in
+  rational arithmetic (:class:`fractions.Fraction`), for the network whose weights and
+  multipliers are the given float64 numbers, evaluated without rounding.
+* :func:`sawtooth`: Telgarsky's composition of tent maps (:func:`tent`) as a network.
+* Two inputs: :func:`activation_regions_2d` cuts a box into the convex polygons of
+  constant activation pattern, layer by layer; :func:`activation_patterns` and
+  :func:`pattern_map_2d` give the patterns at given points. For one hidden layer the
+  linear regions are the cells of the neurons' lines (:func:`hidden_lines`), counted
+  exactly by :func:`count_regions_2d_shallow` with :mod:`lecturekit.arrangements`.
 
 Linear regions and activation regions differ: an activation region (inputs sharing one
 strict sign pattern) lies inside one linear region (constant gradient), but two adjacent
 activation regions may share their gradient, e.g. when a whole layer is off on both sides
-of a first-layer neuron's switch. So #pieces <= #activation regions, with equality for one
-hidden layer and generic weights only.
+of a first-layer neuron's switch. So the number of pieces is at most the number of
+activation regions, with equality for one hidden layer and generic weights.
 
-Convention: ``net`` is a ``lecturekit.nets.mlp`` network with "relu" activation, no
-output activation and a scalar output. A dense layer computes z = mW * h W + mb * b with
-the forward multipliers (mW, mb) of ``net.multipliers()`` (NTK: mW = w_std / sqrt(fan_in),
-mb = b_std; standard: 1, 1), W of shape (fan_in, fan_out).
+Convention: ``net`` is a :func:`lecturekit.nets.mlp` network with "relu" activation, no
+output activation and a scalar output. A dense layer computes
+:math:`z = m_W\, h W + m_b\, b` with the forward multipliers :math:`(m_W, m_b)` of
+``net.multipliers()`` (NTK: :math:`m_W = \sigma_w/\sqrt{\text{fan-in}}`,
+:math:`m_b = \sigma_b`; standard: 1, 1), W of shape (fan_in, fan_out), inputs as rows.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from fractions import Fraction
 from typing import Any, NamedTuple, Sequence
@@ -50,32 +45,27 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from . import arrangements as _arrangements
 from . import nets as _nets
-from .hessian import normal_stream as _normal_stream
-from ._validation import as_float_array, as_host_float_array, check_key, check_positive_int, check_real
+from ._validation import as_host_float_array, check_key, check_positive_int, check_real
 
 __all__ = [
     "Trace1D",
     "trace_1d",
+    "trace_1d_exact",
     "breakpoints_1d",
+    "breakpoints_1d_exact",
     "count_pieces_1d",
+    "LineCounts",
+    "line_counts",
     "sawtooth",
     "tent",
-    "zaslavsky",
-    "count_cells",
-    "count_regions_2d_shallow",
     "hidden_lines",
+    "count_regions_2d_shallow",
     "Regions2D",
     "activation_regions_2d",
     "activation_patterns",
     "pattern_map_2d",
-    "plot_regions_2d",
-    "random_params",
-    "draw_params",
-    "LineCounts",
-    "line_counts",
-    "characteristic_polynomial",
-    "zaslavsky_cells",
 ]
 
 
@@ -112,18 +102,31 @@ def _layers(net: _nets.MLP, params: Any, *, exact: bool) -> list[tuple[np.ndarra
     return out
 
 
+_REAL = (int, float, Fraction, np.integer, np.floating)
+
+
+def _check_end(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, _REAL):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    out = float(value)
+    if math.isnan(out):
+        raise ValueError(f"{name} must not be NaN")
+    return out
+
+
+def _check_exact_end(value: Any, name: str) -> Fraction:
+    if isinstance(value, bool) or not isinstance(value, _REAL):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be finite for an exact trace, got {value}")
+        return Fraction(float(value))
+    return Fraction(value)
+
+
 def _interval(a: Any, b: Any, *, exact: bool) -> tuple[Any, Any]:
-    if exact:
-        ends = []
-        for value, name in ((a, "a"), (b, "b")):
-            if isinstance(value, bool) or not isinstance(value, (int, float, Fraction, np.integer, np.floating)):
-                raise TypeError(f"{name} must be a real number, got {value!r}")
-            if isinstance(value, (float, np.floating)) and not math.isfinite(value):
-                raise ValueError(f"{name} must be finite when exact=True, got {value}")
-            ends.append(Fraction(value) if not isinstance(value, (float, np.floating)) else Fraction(float(value)))
-        lo, hi = ends
-    else:
-        lo, hi = (_check_end(v, n) for v, n in ((a, "a"), (b, "b")))
+    check = _check_exact_end if exact else _check_end
+    lo, hi = check(a, "a"), check(b, "b")
     if not lo < hi:
         raise ValueError(f"need a < b, got a = {a} and b = {b}")
     return lo, hi
@@ -138,24 +141,27 @@ def _check_box(box: Any) -> list[float]:
     return values
 
 
-def _check_end(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    out = float(value)
-    if math.isnan(out):
-        raise ValueError(f"{name} must not be NaN")
-    return out
-
-
 # --------------------------------------------------------------------------- 1-D tracing
 class Trace1D(NamedTuple):
-    """Exact piecewise-affine description of a scalar-input ReLU network on [a, b].
+    r"""Exact piecewise-affine description of a scalar-input ReLU network on [a, b].
 
-    ``knots``: a = t_0 < t_1 < ... < t_m = b, every point where some neuron changes state;
-    on (t_k, t_{k+1}) the network is ``intercepts[k] + slopes[k] * x``.
-    ``breakpoints``: the interior knots where the slope really changes (the kinks).
-    ``new_knots``: how many knots each hidden layer added (its neurons' zero crossings).
-    Arrays are float64 NumPy arrays, or object arrays of ``Fraction`` when ``exact=True``.
+    Returned by :func:`trace_1d` (float64 NumPy arrays) and :func:`trace_1d_exact` (object
+    arrays of :class:`fractions.Fraction`).
+
+    Attributes:
+        knots: :math:`a = t_0 < t_1 < \dots < t_m = b`, every point where some hidden
+            neuron changes sign, plus the two ends.
+        slopes: (m,) slope of the network on each :math:`(t_k, t_{k+1})`.
+        intercepts: (m,) the network is ``intercepts[k] + slopes[k] * x`` there.
+        breakpoints: the interior knots where the slope really changes (the kinks).
+        new_knots: how many knots each hidden layer added (its neurons' sign changes that
+            are not knots of earlier layers).
+
+    Example:
+        >>> from lecturekit import regions
+        >>> net, params = regions.sawtooth(1)
+        >>> regions.trace_1d(net, params, -1.0, 2.0)._fields
+        ('knots', 'slopes', 'intercepts', 'breakpoints', 'new_knots')
     """
 
     knots: np.ndarray
@@ -224,96 +230,165 @@ def _trace(layers, lo, hi, *, exact: bool, rtol: float, snap: float = 0.0) -> Tr
     return Trace1D(knots, slopes, intercepts, interior[kink], tuple(new_knots))
 
 
-def trace_1d(net: _nets.MLP, params: Any, a: Any, b: Any, *, exact: bool = False,
+
+
+def trace_1d(net: _nets.MLP, params: Any, a: Any, b: Any, *,
              rtol: float = 1e-9, snap: float = 1e-11) -> Trace1D:
-    """Pieces of a scalar-input ReLU network on [a, b], traced layer by layer.
+    r"""Pieces of a scalar-input ReLU network on [a, b], traced layer by layer in float64.
 
     Layer l's pre-activations are affine on each interval between the knots found for
-    layers < l, so each neuron's zero on that interval is x* = -z0 / z1 (added as a knot
-    if it lies strictly inside). The sign of each pre-activation on a refined interval is
-    read at an interior point. ``a``/``b`` may be infinite (float mode). A knot counts as a
-    breakpoint if the slopes on its two sides differ (by more than ``rtol`` times the
-    larger one in float mode; exactly in ``exact`` mode, which uses ``Fraction``s).
-    In float mode a zero closer than ``snap`` * max(1, |x|) to a knot is merged with it, so
-    that rounding (e.g. of 1/3) cannot create spurious slivers where a deeper neuron
-    vanishes exactly at an earlier knot.
+    the layers before, so each neuron's zero on that interval is
+    :math:`x^* = -\alpha/\beta` (added as a knot if it lies strictly inside). The sign of
+    each pre-activation on a refined interval is read at an interior point. A knot counts
+    as a breakpoint if the slopes on its two sides differ by more than ``rtol`` times the
+    larger one. A zero closer than ``snap`` :math:`\cdot \max(1, |x|)` to a knot is merged
+    with it, so that rounding (e.g. of 1/3) cannot create spurious slivers where a deeper
+    neuron vanishes exactly at an earlier knot. See :func:`trace_1d_exact` for the same
+    trace in rational arithmetic.
+
+    Args:
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output dimension 1.
+        params: its parameters (``net.init`` layout).
+        a: left end, a real number (may be ``-inf``).
+        b: right end, a real number > a (may be ``inf``).
+        rtol: relative slope change below which a knot is not a breakpoint.
+        snap: relative distance below which two zeros are one knot.
+
+    Returns:
+        Trace1D: knots, slopes and intercepts of the pieces, the breakpoints, and the knots
+        added by each hidden layer (float64 NumPy arrays).
+
+    Example:
+        >>> from lecturekit import regions
+        >>> net, params = regions.sawtooth(2)
+        >>> trace = regions.trace_1d(net, params, 0.0, 1.0)
+        >>> trace.breakpoints.tolist(), trace.slopes.tolist()
+        ([0.25, 0.5, 0.75], [4.0, -4.0, 4.0, -4.0])
     """
     _check_relu_net(net, input_dim=1)
-    exact = bool(exact)
     rtol = check_real(rtol, name="rtol", nonnegative=True)
-    snap = 0.0 if exact else check_real(snap, name="snap", nonnegative=True)
-    lo, hi = _interval(a, b, exact=exact)
-    return _trace(_layers(net, params, exact=exact), lo, hi, exact=exact, rtol=rtol, snap=snap)
+    snap = check_real(snap, name="snap", nonnegative=True)
+    lo, hi = _interval(a, b, exact=False)
+    return _trace(_layers(net, params, exact=False), lo, hi, exact=False, rtol=rtol, snap=snap)
 
 
-def breakpoints_1d(net: _nets.MLP, params: Any, a: Any, b: Any, *, exact: bool = False):
+def trace_1d_exact(net: _nets.MLP, params: Any, a: Any, b: Any) -> Trace1D:
+    """The trace of :func:`trace_1d` in rational arithmetic.
+
+    Every weight, bias and multiplier is converted to a :class:`fractions.Fraction` without
+    rounding (a float64 number is a dyadic rational), and the zeros, slopes and
+    intercepts are computed exactly: a knot is a breakpoint exactly when the slopes on its
+    two sides differ. Slower than :func:`trace_1d` (Python arithmetic on fractions); use
+    it to check the float64 trace, or where a count must be certain.
+
+    Args:
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output dimension 1.
+        params: its parameters.
+        a: left end, a finite real number or ``Fraction``.
+        b: right end, finite, > a.
+
+    Returns:
+        Trace1D: as for :func:`trace_1d`, with object arrays of ``Fraction``.
+
+    Example:
+        >>> from lecturekit import regions
+        >>> net, params = regions.sawtooth(2)
+        >>> [str(x) for x in regions.trace_1d_exact(net, params, 0, 1).breakpoints]
+        ['1/4', '1/2', '3/4']
+    """
+    _check_relu_net(net, input_dim=1)
+    lo, hi = _interval(a, b, exact=True)
+    return _trace(_layers(net, params, exact=True), lo, hi, exact=True, rtol=0.0)
+
+
+def breakpoints_1d(net: _nets.MLP, params: Any, a: Any, b: Any) -> jax.Array:
     """Sorted input points in the open interval (a, b) where the network changes slope.
 
-    Returns a float64 JAX array, or a list of ``Fraction``s if ``exact=True``.
+    The breakpoints of :func:`trace_1d` (float64; exact up to the rounding of one quotient
+    per breakpoint). :func:`breakpoints_1d_exact` gives them as fractions.
+
+    Args:
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output dimension 1.
+        params: its parameters.
+        a: left end (may be ``-inf``).
+        b: right end > a (may be ``inf``).
+
+    Returns:
+        jax.Array: the breakpoints, increasing, shape (k,).
+
+    Example:
+        >>> from lecturekit import regions
+        >>> net, params = regions.sawtooth(3)
+        >>> [round(float(x), 3) for x in regions.breakpoints_1d(net, params, 0.0, 0.5)]
+        [0.125, 0.25, 0.375]
     """
-    bp = trace_1d(net, params, a, b, exact=exact).breakpoints
-    return list(bp) if exact else jnp.asarray(bp)
+    return jax.device_put(trace_1d(net, params, a, b).breakpoints)
 
 
-def count_pieces_1d(net: _nets.MLP, params: Any, a: Any, b: Any, *, exact: bool = False) -> int:
-    """Exact number of affine pieces of the network on [a, b]: 1 + number of breakpoints."""
-    return 1 + len(trace_1d(net, params, a, b, exact=exact).breakpoints)
+def breakpoints_1d_exact(net: _nets.MLP, params: Any, a: Any, b: Any) -> list[Fraction]:
+    """The breakpoints of :func:`breakpoints_1d` in rational arithmetic (:func:`trace_1d_exact`).
 
+    Args:
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output dimension 1.
+        params: its parameters.
+        a: left end, finite.
+        b: right end, finite, > a.
 
-def _cut_params(net: _nets.MLP, flat: np.ndarray) -> list[list[dict[str, np.ndarray]]]:
-    """Rows of N(0, 1) numbers (count, num_params) -> parameter lists with the law of net.init."""
-    out = []
-    for row in flat:
-        params, start = [], 0
-        for (n_in, n_out), (w_std, b_std) in zip(zip(net.widths[:-1], net.widths[1:]), net.layer_stds()):
-            w = row[start:start + n_in * n_out].reshape(n_in, n_out)
-            b = row[start + n_in * n_out:start + n_in * n_out + n_out]
-            start += n_in * n_out + n_out
-            if net.parameterization == "standard":
-                w, b = w * (w_std / n_in**0.5), b * b_std
-            params.append({"W": w, "b": b})
-        out.append(params)
-    return out
+    Returns:
+        list[fractions.Fraction]: the breakpoints in (a, b), increasing.
 
-
-def random_params(net: _nets.MLP, key: jax.Array, count: int) -> list[list[dict[str, np.ndarray]]]:
-    """``count`` independent parameter draws with the distribution of ``net.init`` (NumPy arrays).
-
-    All entries come from one ``jax.random.normal`` call (one compilation, however many
-    networks), then are cut into layers: N(0, 1) entries in the NTK parameterization,
-    scaled by w_std / sqrt(fan_in) and b_std in the standard one. Same law as ``net.init``,
-    different values for a given key.
+    Example:
+        >>> from fractions import Fraction
+        >>> from lecturekit import regions
+        >>> net, params = regions.sawtooth(2)
+        >>> regions.breakpoints_1d_exact(net, params, 0, 1) == [Fraction(k, 4) for k in (1, 2, 3)]
+        True
     """
-    if not isinstance(net, _nets.MLP):
-        raise TypeError(f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}")
-    check_key(key)
-    count = check_positive_int(count, name="count")
-    flat = np.asarray(jax.random.normal(key, (count, net.num_params()), dtype=jnp.float64
-                                        if jax.config.jax_enable_x64 else jnp.float32), dtype=np.float64)
-    return _cut_params(net, flat)
+    return list(trace_1d_exact(net, params, a, b).breakpoints)
 
 
-def draw_params(net: _nets.MLP, key: jax.Array, count: int) -> list[list[dict[str, np.ndarray]]]:
-    """``count`` independent parameter draws with the law of ``net.init``, for any architecture
-    from one compiled generator.
+def count_pieces_1d(net: _nets.MLP, params: Any, a: Any, b: Any) -> int:
+    """Number of affine pieces of the network on [a, b]: 1 + the number of breakpoints.
 
-    Same law and layout as :func:`random_params` (N(0, 1) entries in the NTK
-    parameterization; N(0, w_std^2 / fan_in) weights and N(0, b_std^2) biases in the
-    standard one), but the numbers are ``hessian.normal_stream(key, count * num_params)``:
-    fixed-size chunks drawn by one compiled function, so sweeps over many architectures
-    compile JAX's generator once instead of once per shape. Deterministic in ``key``;
-    values differ from :func:`random_params` for the same key.
+    From :func:`trace_1d` (float64). For a count in rational arithmetic use
+    ``1 + len(breakpoints_1d_exact(net, params, a, b))``.
+
+    Args:
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output dimension 1.
+        params: its parameters.
+        a: left end (may be ``-inf``).
+        b: right end > a (may be ``inf``).
+
+    Returns:
+        int: the number of maximal intervals on which the network is affine.
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import regions
+        >>> net, params = regions.sawtooth(3)
+        >>> regions.count_pieces_1d(net, params, 0.0, 1.0), regions.count_pieces_1d(net, params, -np.inf, np.inf)
+        (8, 10)
     """
-    if not isinstance(net, _nets.MLP):
-        raise TypeError(f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}")
-    check_key(key)
-    count = check_positive_int(count, name="count")
-    flat = _normal_stream(key, count * net.num_params()).reshape(count, net.num_params())
-    return _cut_params(net, np.asarray(flat, dtype=np.float64))
+    return 1 + len(trace_1d(net, params, a, b).breakpoints)
 
 
 class LineCounts(NamedTuple):
-    """Linear pieces and activation regions of a scalar-input ReLU network (see :func:`line_counts`)."""
+    """Linear pieces and activation regions of a scalar-input ReLU network (:func:`line_counts`).
+
+    Attributes:
+        pieces: linear pieces on the real line, 1 + the number of breakpoints.
+        activation_regions: 1 + the number of knots on the real line (points where some
+            hidden neuron changes sign); at least ``pieces``.
+        pieces_inside: the pieces on [-radius, radius] (breakpoints strictly inside).
+        activation_regions_inside: the activation regions on [-radius, radius].
+        zeros_per_layer: the knots each hidden layer adds on the real line (its neurons'
+            sign changes that are not already knots).
+
+    Example:
+        >>> from lecturekit import regions
+        >>> regions.LineCounts._fields[:2]
+        ('pieces', 'activation_regions')
+    """
 
     pieces: int
     activation_regions: int
@@ -325,51 +400,89 @@ class LineCounts(NamedTuple):
 def line_counts(net: _nets.MLP, params: Any, radius: Any = 1.0) -> LineCounts:
     """Pieces and activation regions on the real line and on [-radius, radius], from one trace.
 
-    ``pieces``: linear pieces on R, 1 + the number of breakpoints (slope changes);
-    ``activation_regions``: 1 + the number of knots on R (points where some hidden neuron
-    changes sign), so ``pieces <= activation_regions``; the ``*_inside`` counts are the
-    same on [-radius, radius] (knots and breakpoints strictly inside); ``zeros_per_layer``:
-    the knots each hidden layer adds on R (its neurons' sign changes not already knots).
-    The trace on R restricted to (-radius, radius) is the trace on the segment, so one
-    :func:`trace_1d` serves both.
+    The trace on the real line (:func:`trace_1d` from -inf to inf) restricted to
+    (-radius, radius) is the trace on the segment, so one trace serves both counts.
+
+    Args:
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output dimension 1.
+        params: its parameters.
+        radius: half-length of the segment, > 0.
+
+    Returns:
+        LineCounts: the four counts and the knots added per hidden layer.
+
+    Example:
+        >>> from lecturekit import regions
+        >>> net, params = regions.sawtooth(2)
+        >>> regions.line_counts(net, params, radius=0.6)
+        LineCounts(pieces=6, activation_regions=6, pieces_inside=4, activation_regions_inside=4, zeros_per_layer=(2, 1, 2, 0))
     """
     _check_relu_net(net, input_dim=1)
     radius = check_real(radius, name="radius", positive=True)
     tr = trace_1d(net, params, -np.inf, np.inf)
     knots = tr.knots[1:-1]
-    inside = lambda t: int(np.count_nonzero(np.abs(t) < radius))  # noqa: E731
+
+    def inside(t):
+        return int(np.count_nonzero(np.abs(t) < radius))
+
     return LineCounts(1 + len(tr.breakpoints), 1 + len(knots), 1 + inside(tr.breakpoints),
                       1 + inside(knots), tr.new_knots)
 
 
 # --------------------------------------------------------------------------- sawtooth
 def tent(x: Any) -> Any:
-    """Telgarsky's building block f(x) = relu(2 relu(x) - 4 relu(x - 1/2)).
+    r"""Telgarsky's building block :math:`f(x) = \phi(2\phi(x) - 4\phi(x - 1/2))`, :math:`\phi` = ReLU.
 
     On [0, 1] it is the tent map (2x on [0, 1/2], 2 - 2x on [1/2, 1]); it is 0 outside.
-    Works on floats, ``Fraction``s and arrays (NumPy or JAX; the result is a NumPy array).
+
+    Args:
+        x: a real number, a ``Fraction`` (the result is then exact) or an array (NumPy or
+            JAX; the result is a NumPy array).
+
+    Returns:
+        f(x), of the same kind as x.
+
+    Example:
+        >>> from fractions import Fraction
+        >>> from lecturekit import regions
+        >>> regions.tent(Fraction(1, 3)), regions.tent(0.75), regions.tent(2.0)
+        (Fraction(2, 3), 0.5, 0.0)
     """
     if isinstance(x, (np.ndarray, jax.Array)):
         x = np.asarray(x)
         if x.dtype != object and np.any(np.isnan(as_host_float_array(x, name="x", finite=False))):
             raise ValueError("x must not contain NaN")
         return np.maximum(2 * np.maximum(x, 0) - 4 * np.maximum(x - 0.5, 0), 0)
-    if isinstance(x, bool) or not isinstance(x, (int, float, Fraction, np.integer, np.floating)):
+    if isinstance(x, bool) or not isinstance(x, _REAL):
         raise TypeError(f"x must be a real number, a Fraction or an array, got {type(x).__name__}")
     if isinstance(x, (float, np.floating)) and math.isnan(x):
         raise ValueError("x must not be NaN")
-    half = Fraction(1, 2) if isinstance(x, (Fraction, int)) else 0.5
-    return max(2 * max(x, 0) - 4 * max(x - half, 0), 0)
+    half = Fraction(1, 2) if isinstance(x, (Fraction, int, np.integer)) else 0.5
+    zero = 0 * half   # Fraction(0) or 0.0: the result has the kind of the input
+    return max(2 * max(x, zero) - 4 * max(x - half, zero), zero)
 
 
 def sawtooth(depth: int) -> tuple[_nets.MLP, list[dict[str, jax.Array]]]:
-    """Telgarsky's sawtooth f_L = f o ... o f (``depth`` = L times) as a ReLU mlp.
+    r"""Telgarsky's sawtooth :math:`f_L = f \circ \dots \circ f` (``depth`` = L times) as a ReLU mlp.
 
-    Each f(x) = relu(2 relu(x) - 4 relu(x - 1/2)) is two hidden layers of widths 2 and 1,
-    so the network has widths (1, 2, 1, ..., 2, 1, 1): 2L hidden layers, 3L hidden
-    neurons and an identity readout, in the standard parameterization (z = h W + b).
-    f_L has 2^(L-1) teeth, 2^L affine pieces on [0, 1] (breakpoints k / 2^L) and 2^L + 2
-    pieces on the real line (it is 0 outside [0, 1]).
+    Each :math:`f(x) = \phi(2\phi(x) - 4\phi(x - 1/2))` (:func:`tent`) is two hidden layers
+    of widths 2 and 1, so the network has widths (1, 2, 1, ..., 2, 1, 1): 2L hidden
+    layers, 3L hidden neurons and an identity readout, in the standard parameterization
+    (z = h W + b). :math:`f_L` has :math:`2^{L-1}` teeth, :math:`2^L` affine pieces on
+    [0, 1] (breakpoints :math:`k/2^L`) and :math:`2^L + 2` pieces on the real line (it
+    is 0 outside [0, 1]).
+
+    Args:
+        depth: L, the number of compositions, an integer >= 1.
+
+    Returns:
+        (net, params): the :func:`lecturekit.nets.mlp` network and its hand-set parameters.
+
+    Example:
+        >>> from lecturekit import regions
+        >>> net, params = regions.sawtooth(2)
+        >>> net.widths, net.parameterization
+        ((1, 2, 1, 2, 1, 1), 'standard')
     """
     depth = check_positive_int(depth, name="depth")
     net = _nets.mlp((1,) + (2, 1) * depth + (1,), "relu", parameterization="standard")
@@ -379,228 +492,61 @@ def sawtooth(depth: int) -> tuple[_nets.MLP, list[dict[str, jax.Array]]]:
     return net, [first, second] * depth + [readout]
 
 
-# --------------------------------------------------------------------------- arrangements
-def zaslavsky(n: int, d: int) -> int:
-    """Cells of n hyperplanes in general position in R^d: sum_{i=0}^{d} C(n, i).
+# --------------------------------------------------------------------------- 2-D, one layer
+def hidden_lines(net: _nets.MLP, params: Any) -> tuple[np.ndarray, np.ndarray]:
+    r"""First-layer hyperplanes :math:`\{x : \langle w_j, x\rangle + c_j = 0\}` of a ReLU network.
 
-    General position: any k <= d of the hyperplanes meet in a (d - k)-dimensional flat and
-    no d + 1 share a point (so no two are parallel). This is Buck's formula (1943; Schlaefli
-    counted the central case); Zaslavsky's theorem (:func:`zaslavsky_cells`) gives the
-    count of every arrangement and reduces to this sum in general position.
-    """
-    n = check_positive_int(n, name="n", minimum=0)
-    d = check_positive_int(d, name="d")
-    return sum(math.comb(n, i) for i in range(d + 1))
+    Neuron j of the first hidden layer switches on its hyperplane, with normal
+    :math:`w_j = m_W W_{:, j}` and offset :math:`c_j = m_b b_j`. The result is the
+    ``(normals, offsets)`` argument pair of :func:`lecturekit.arrangements.count_cells`.
 
+    Args:
+        net: a ReLU :func:`lecturekit.nets.mlp` network (any input dimension).
+        params: its parameters.
 
-def _to_fraction_matrix(values: Any, *, name: str, ndim: int) -> list:
-    if isinstance(values, np.ndarray) and values.dtype == object:
-        arr = values
-        for v in arr.ravel():
-            if isinstance(v, bool) or not isinstance(v, (int, Fraction, np.integer)):
-                raise TypeError(f"an object array {name} must hold ints or Fractions, got {type(v).__name__}")
-    else:
-        arr = np.asarray(as_float_array(values, name=name, ndim=ndim), dtype=np.float64)
-        arr = np.vectorize(lambda v: Fraction(float(v)), otypes=[object])(arr) if arr.size else arr.astype(object)
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
-    return arr.tolist()
+    Returns:
+        (normals, offsets): float64 NumPy arrays of shapes (n_1, n_0) and (n_1,).
 
-
-def _solve(matrix: list[list[Fraction]], rhs: list[Fraction]) -> list[Fraction] | None:
-    """Exact solution of a square system by Gaussian elimination (None if singular)."""
-    n = len(matrix)
-    m = [list(row) + [r] for row, r in zip(matrix, rhs)]
-    for col in range(n):
-        pivot = next((r for r in range(col, n) if m[r][col] != 0), None)
-        if pivot is None:
-            return None
-        m[col], m[pivot] = m[pivot], m[col]
-        for r in range(n):
-            if r != col and m[r][col] != 0:
-                f = m[r][col] / m[col][col]
-                m[r] = [x - f * y for x, y in zip(m[r], m[col])]
-    return [m[i][n] / m[i][i] for i in range(n)]
-
-
-def _row_basis(rows: list[list[Fraction]]) -> list[int]:
-    """Indices of a maximal linearly independent subset of rows (exact)."""
-    basis: list[list[Fraction]] = []   # reduced rows
-    chosen: list[int] = []
-    pivots: list[int] = []
-    for i, row in enumerate(rows):
-        r = list(row)
-        for prow, p in zip(basis, pivots):
-            if r[p] != 0:
-                f = r[p] / prow[p]
-                r = [x - f * y for x, y in zip(r, prow)]
-        nz = next((j for j, x in enumerate(r) if x != 0), None)
-        if nz is not None:
-            basis.append(r)
-            pivots.append(nz)
-            chosen.append(i)
-    return chosen
-
-
-def count_cells(normals: Any, offsets: Any) -> int:
-    """Exact number of cells (connected components of the complement) of an arrangement.
-
-    The hyperplanes are {x in R^d : normals[j] . x + offsets[j] = 0}, normals of shape
-    (n, d), offsets (n,). Entries are converted to ``Fraction`` exactly (or may be given
-    as object arrays of ``Fraction``). Hyperplanes with zero normal are ignored; repeated
-    hyperplanes count once.
-
-    Method (independent of Zaslavsky's theorem): restrict to the span of the normals;
-    if the hyperplanes meet in vertices, every cell has a vertex in its closure, so every
-    cell contains one of the points v + eps u, where v is a vertex, u solves
-    normals[S] u = s for d hyperplanes S through v and a sign vector s in {-1, 1}^d,
-    and eps is (exactly) small enough that no other hyperplane is crossed. The cells are
-    the distinct sign vectors of those points. Complete for every arrangement in the plane
-    and for arrangements in general position in any dimension (raises otherwise).
-    """
-    w = _to_fraction_matrix(normals, name="normals", ndim=2)
-    c = _to_fraction_matrix(offsets, name="offsets", ndim=1)
-    if len(w) != len(c):
-        raise ValueError(f"normals and offsets must have the same length, got {len(w)} and {len(c)}")
-    # drop zero normals; scale each hyperplane so that its first non-zero normal entry is 1
-    # (then a repeated hyperplane, whatever its orientation, has the same key)
-    unique = {}
-    for row, off in zip(w, c):
-        lead = next((x for x in row if x != 0), None)
-        if lead is not None:
-            unique[(tuple(x / lead for x in row), off / lead)] = True
-    planes = list(unique)
-    if not planes:
-        return 1
-    w = [list(r) for r, _ in planes]
-    c = [o for _, o in planes]
-    # coordinates in the span of the normals: x = B^T y gives reduced normals B w_j
-    basis = [w[i] for i in _row_basis(w)]
-    if len(basis) == len(w[0]):
-        red = w  # the normals span R^d: keep the original coordinates
-    else:
-        red = [[sum(a * b for a, b in zip(bi, row)) for bi in basis] for row in w]
-    d = len(basis)
-    n = len(red)
-
-    def evaluate(point):
-        return [sum(a * p for a, p in zip(row, point)) + off for row, off in zip(red, c)]
-
-    vertices = {}
-    for subset in itertools.combinations(range(n), d):
-        sol = _solve([red[j] for j in subset], [-c[j] for j in subset])
-        if sol is not None:
-            vertices.setdefault(tuple(sol), None)
-    if d >= 3:
-        for v in vertices:
-            through = sum(1 for g in evaluate(v) if g == 0)
-            if through > d:
-                raise ValueError(
-                    "count_cells handles degenerate arrangements (more than d hyperplanes "
-                    f"through one point) only in the plane; found {through} through one point in R^{d}"
-                )
-    if d == 1:  # parallel hyperplanes (lines in the plane, points on a line): n + 1 cells
-        return n + 1
-    patterns = set()
-    signs = list(itertools.product((-1, 1), repeat=d))
-    for v in vertices:
-        g = evaluate(v)
-        through = [j for j in range(n) if g[j] == 0]
-        for subset in itertools.combinations(through, d):
-            mat = [red[j] for j in subset]
-            for s in signs:
-                u = _solve(mat, [Fraction(si) for si in s])
-                if u is None:
-                    break
-                slopes = [sum(a * ui for a, ui in zip(row, u)) for row in red]
-                limits = [abs(g[j] / slopes[j]) for j in range(n) if g[j] != 0 and slopes[j] != 0]
-                eps = min(limits) / 2 if limits else Fraction(1)
-                values = [gj + eps * sj for gj, sj in zip(g, slopes)]
-                if all(val != 0 for val in values):
-                    patterns.add(tuple(val > 0 for val in values))
-    return len(patterns)
-
-
-def _reduce(row: list, basis: list, pivots: list) -> list:
-    """``row`` minus its components along the echelon rows ``basis`` (exact)."""
-    r = list(row)
-    for prow, p in zip(basis, pivots):
-        if r[p] != 0:
-            f = r[p] / prow[p]
-            r = [x - f * y for x, y in zip(r, prow)]
-    return r
-
-
-def characteristic_polynomial(normals: Any, offsets: Any, *, max_subsets: int = 2**20) -> tuple[int, ...]:
-    """Coefficients (c_0, ..., c_d) of the characteristic polynomial chi(t) = sum_k c_k t^k.
-
-    The arrangement is {x in R^d : normals[j] . x + offsets[j] = 0}, j < n (exact
-    ``Fraction`` arithmetic, as in :func:`count_cells`; hyperplanes with zero normal are
-    ignored). Whitney's formula: chi(t) = sum over the subsets S of hyperplanes with a
-    non-empty intersection of (-1)^|S| t^(d - rank S), rank S the rank of their normals.
-    Subsets are enumerated depth first; an empty intersection prunes all its supersets.
-    Raises ValueError after ``max_subsets`` subsets with non-empty intersection (the
-    count is exponential for very degenerate arrangements, e.g. many concurrent planes).
-    """
-    w = _to_fraction_matrix(normals, name="normals", ndim=2)
-    c = _to_fraction_matrix(offsets, name="offsets", ndim=1)
-    if len(w) != len(c):
-        raise ValueError(f"normals and offsets must have the same length, got {len(w)} and {len(c)}")
-    max_subsets = check_positive_int(max_subsets, name="max_subsets")
-    d = np.shape(normals)[1] if len(w) == 0 else len(w[0])
-    rows = [list(r) + [o] for r, o in zip(w, c) if any(x != 0 for x in r)]
-    coeffs = [0] * (d + 1)
-    visited = 0
-    stack = [(0, [], [], 0)]  # (next index, echelon basis of augmented rows, pivots, |S|)
-    while stack:
-        start, basis, pivots, size = stack.pop()
-        visited += 1
-        if visited > max_subsets:
-            raise ValueError(f"more than max_subsets = {max_subsets} intersecting subsets: the "
-                             "arrangement is too degenerate for Whitney's formula here")
-        coeffs[d - len(basis)] += (-1) ** size
-        for j in range(start, len(rows)):
-            r = _reduce(rows[j], basis, pivots)
-            nz = next((i for i in range(d) if r[i] != 0), None)
-            if nz is not None:
-                stack.append((j + 1, basis + [r], pivots + [nz], size + 1))
-            elif r[d] == 0:  # hyperplane j contains the intersection: same flat, one more plane
-                stack.append((j + 1, basis, pivots, size + 1))
-            # else: parallel to the flat and disjoint from it, an empty intersection
-    return tuple(coeffs)
-
-
-def zaslavsky_cells(normals: Any, offsets: Any) -> int:
-    """Number of cells of any hyperplane arrangement by Zaslavsky's theorem: (-1)^d chi(-1).
-
-    chi is :func:`characteristic_polynomial` (Whitney's formula), d the ambient dimension.
-    Equivalently r = sum over intersecting subsets S of (-1)^(|S| - rank S). For n
-    hyperplanes in general position every S with |S| <= d intersects with rank |S| and no
-    larger S does, which gives sum_{i <= d} C(n, i) (:func:`zaslavsky`). Independent of
-    :func:`count_cells`, which finds the cells geometrically.
-    """
-    coeffs = characteristic_polynomial(normals, offsets)
-    d = len(coeffs) - 1
-    return int(sum(ck * (-1) ** (d + k) for k, ck in enumerate(coeffs)))
-
-
-def hidden_lines(net: _nets.MLP, params: Any, *, exact: bool = True) -> tuple[Any, Any]:
-    """First-layer hyperplanes {x : normals[j] . x + offsets[j] = 0} of a network.
-
-    normals[j] = mW * W[:, j], offsets[j] = mb * b[j] (``Fraction`` object arrays if exact).
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import nets, regions
+        >>> net = nets.mlp((2, 2, 1), "relu", parameterization="standard")
+        >>> params = [{"W": np.eye(2), "b": np.array([0.0, -1.0])},
+        ...           {"W": np.ones((2, 1)), "b": np.zeros(1)}]
+        >>> normals, offsets = regions.hidden_lines(net, params)
+        >>> normals.tolist(), offsets.tolist()
+        ([[1.0, 0.0], [0.0, 1.0]], [0.0, -1.0])
     """
     _check_relu_net(net, input_dim=None)
-    w, b = _layers(net, params, exact=exact)[0]
+    w, b = _layers(net, params, exact=False)[0]
     return w.T, b
 
 
 def count_regions_2d_shallow(net: _nets.MLP, params: Any) -> int:
-    """Exact number of linear regions on R^2 of a one-hidden-layer ReLU network.
+    r"""Exact number of linear regions on :math:`\mathbb R^2` of a one-hidden-layer ReLU network.
 
-    Neuron j contributes relu(lambda_j (n . x + c)) v_j, where (n, c) is its line in a
-    normalised form; crossing the line changes the gradient by (sum over neurons on that
-    line of v_j |lambda_j|) n. The lines with a non-zero jump are the kinks; the linear
-    regions are the cells of their arrangement, counted exactly by :func:`count_cells`.
+    Neuron j contributes :math:`v_j \phi(\lambda_j (\langle n, x\rangle + c))`, where
+    (n, c) is its line in a normalised form; crossing the line changes the gradient by
+    :math:`(\sum_j v_j |\lambda_j|)\, n`, summed over the neurons on that line. The lines
+    with a non-zero jump are the kinks; the linear regions are the cells of their
+    arrangement, counted exactly by :func:`lecturekit.arrangements.count_cells`.
+
+    Args:
+        net: a ReLU :func:`lecturekit.nets.mlp` network with widths (2, n_1, 1).
+        params: its parameters.
+
+    Returns:
+        int: the number of linear regions on the plane.
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import nets, regions
+        >>> net = nets.mlp((2, 3, 1), "relu", parameterization="standard")
+        >>> params = [{"W": np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]),
+        ...            "b": np.array([0.0, 0.0, -1.0])},
+        ...           {"W": np.array([[1.0], [0.0], [1.0]]), "b": np.zeros(1)}]
+        >>> regions.count_regions_2d_shallow(net, params)  # 3 lines, one readout weight 0
+        4
     """
     _check_relu_net(net, input_dim=2)
     if net.depth != 1:
@@ -612,24 +558,33 @@ def count_regions_2d_shallow(net: _nets.MLP, params: Any) -> int:
         lead = next((x for x in normal if x != 0), None)
         if lead is None:
             continue  # a constant neuron has no kink
-        lam = lead  # normalise so that the first non-zero coordinate is +1
-        key = (tuple(x / lam for x in normal), b[j] / lam)
-        jumps[key] = jumps.get(key, Fraction(0)) + v[j, 0] * abs(lam)
+        key = (tuple(x / lead for x in normal), b[j] / lead)  # first coordinate of the normal +1
+        jumps[key] = jumps.get(key, Fraction(0)) + v[j, 0] * abs(lead)
     kinks = [key for key, jump in jumps.items() if jump != 0]
     if not kinks:
         return 1
     normals = np.array([list(k[0]) for k in kinks], dtype=object)
     offsets = np.array([k[1] for k in kinks], dtype=object)
-    return count_cells(normals, offsets)
+    return _arrangements.count_cells(normals, offsets)
 
 
-# --------------------------------------------------------------------------- 2-D regions
+# --------------------------------------------------------------------------- 2-D, any depth
 class Regions2D(NamedTuple):
-    """Convex polygons of constant activation pattern inside a box.
+    """Convex polygons of constant activation pattern inside a box (:func:`activation_regions_2d`).
 
-    ``polygons[k]`` is a (m_k, 2) array of vertices in counter-clockwise order,
-    ``patterns[k]`` the boolean activation pattern (all hidden neurons, layer by layer)
-    on its interior, ``gradients[k]`` the network's gradient there.
+    Attributes:
+        polygons: list of (m_k, 2) float64 arrays, the vertices of each region in
+            counter-clockwise order.
+        patterns: (count, N) bool array, the activation pattern (all hidden neurons, layer
+            by layer) on each region's interior.
+        gradients: (count, 2) float64 array, the network's gradient on each region.
+
+    The property ``count`` is the number of regions.
+
+    Example:
+        >>> from lecturekit import regions
+        >>> regions.Regions2D._fields
+        ('polygons', 'patterns', 'gradients')
     """
 
     polygons: list[np.ndarray]
@@ -638,6 +593,7 @@ class Regions2D(NamedTuple):
 
     @property
     def count(self) -> int:
+        """The number of regions (polygons)."""
         return len(self.polygons)
 
 
@@ -659,17 +615,62 @@ def _split(poly: np.ndarray, vals: np.ndarray, tol: float):
     return np.array(pos_part), np.array(neg_part)
 
 
+def _cut_layer(items: list, w: np.ndarray, b: np.ndarray, tol: float) -> list:
+    """Cut every polygon of ``items`` by the zero lines of one layer's neurons."""
+    out = []
+    for poly, a_in, c_in, pattern in items:
+        a_z, c_z = a_in @ w, c_in @ w + b
+        pieces = [poly]
+        vals_all = poly @ a_z + c_z
+        scale = np.abs(vals_all).max() + 1e-300
+        crossing = np.nonzero((vals_all.max(0) > tol * scale) & (vals_all.min(0) < -tol * scale))[0]
+        for j in crossing:
+            new = []
+            for piece in pieces:
+                vals = piece @ a_z[:, j] + c_z[j]
+                if vals.max() > tol * scale and vals.min() < -tol * scale:
+                    pos, neg = _split(piece, vals, tol * scale)
+                    new.extend(pp for pp in (pos, neg) if len(pp) >= 3)
+                else:
+                    new.append(piece)
+            pieces = new
+        for piece in pieces:
+            centre = piece.mean(axis=0)
+            on = centre @ a_z + c_z > 0
+            out.append((piece, np.where(on, a_z, 0.0), np.where(on, c_z, 0.0), pattern + [on]))
+    return out
+
+
 def activation_regions_2d(net: _nets.MLP, params: Any, box: Sequence[float] = (-1.0, 1.0, -1.0, 1.0),
                           *, tol: float = 1e-12) -> Regions2D:
     """Activation regions of a 2-D-input ReLU network inside ``box`` = (x0, x1, y0, y1).
 
-    Starting from the box, each hidden layer's pre-activations are affine on every
-    current polygon (their coefficients are carried along), so the polygon is cut by
-    each neuron's zero line in turn (float64; vertex values within ``tol`` times the
-    polygon's scale of zero count as on the line). Every resulting polygon is convex and
-    carries one activation pattern; the network's gradient is constant on it. Counts
-    activation regions (distinct patterns, connected); adjacent regions with equal
-    gradients are not merged.
+    Starting from the box, each hidden layer's pre-activations are affine on every current
+    polygon (their coefficients are carried along), so the polygon is cut by each neuron's
+    zero line in turn (float64; vertex values within ``tol`` times the polygon's scale of
+    zero count as on the line). Every resulting polygon is convex and carries one
+    activation pattern; the network's gradient is constant on it. Counts activation
+    regions; adjacent regions with equal gradients are not merged, so this is an upper
+    bound on the linear regions inside the box (equal to it for one hidden layer and
+    generic weights).
+
+    Args:
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input dimension 2.
+        params: its parameters.
+        box: (x0, x1, y0, y1) with x0 < x1 and y0 < y1.
+        tol: relative tolerance for a vertex on a line, >= 0.
+
+    Returns:
+        Regions2D: the polygons, their activation patterns and gradients.
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import nets, regions
+        >>> net = nets.mlp((2, 2, 1), "relu", parameterization="standard")
+        >>> params = [{"W": np.eye(2), "b": np.zeros(2)},      # lines x1 = 0, x2 = 0
+        ...           {"W": np.ones((2, 1)), "b": np.zeros(1)}]
+        >>> regions.activation_regions_2d(net, params, (-1.0, 1.0, -1.0, 1.0)).count
+        4
     """
     _check_relu_net(net, input_dim=2)
     box = _check_box(box)
@@ -680,28 +681,7 @@ def activation_regions_2d(net: _nets.MLP, params: Any, box: Sequence[float] = (-
     # each item: polygon, affine map of the current layer input h = A x + c  (A: (2, n), c: (n,))
     items = [(square, np.eye(2), np.zeros(2), [])]
     for w, b in layers[:-1]:
-        out = []
-        for poly, a_in, c_in, pattern in items:
-            a_z, c_z = a_in @ w, c_in @ w + b
-            pieces = [poly]
-            vals_all = poly @ a_z + c_z
-            scale = np.abs(vals_all).max() + 1e-300
-            crossing = np.nonzero((vals_all.max(0) > tol * scale) & (vals_all.min(0) < -tol * scale))[0]
-            for j in crossing:
-                new = []
-                for piece in pieces:
-                    vals = piece @ a_z[:, j] + c_z[j]
-                    if vals.max() > tol * scale and vals.min() < -tol * scale:
-                        pos, neg = _split(piece, vals, tol * scale)
-                        new.extend(pp for pp in (pos, neg) if len(pp) >= 3)
-                    else:
-                        new.append(piece)
-                pieces = new
-            for piece in pieces:
-                centre = piece.mean(axis=0)
-                on = centre @ a_z + c_z > 0
-                out.append((piece, np.where(on, a_z, 0.0), np.where(on, c_z, 0.0), pattern + [on]))
-        items = out
+        items = _cut_layer(items, w, b, tol)
     w, b = layers[-1]
     polygons = [item[0] for item in items]
     patterns = np.array([np.concatenate(item[3]) for item in items], dtype=bool)
@@ -710,7 +690,25 @@ def activation_regions_2d(net: _nets.MLP, params: Any, box: Sequence[float] = (-
 
 
 def activation_patterns(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
-    """Boolean activation pattern (z > 0 for every hidden neuron, layer by layer) of each row of x."""
+    """Activation pattern of each input: whether z > 0, for every hidden neuron, layer by layer.
+
+    Args:
+        net: a ReLU :func:`lecturekit.nets.mlp` network.
+        params: its parameters.
+        x: (n, n_0) inputs.
+
+    Returns:
+        jax.Array: (n, N) booleans, N the number of hidden neurons (first layer first).
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import nets, regions
+        >>> net = nets.mlp((2, 2, 1), "relu", parameterization="standard")
+        >>> params = [{"W": np.eye(2), "b": np.zeros(2)},
+        ...           {"W": np.ones((2, 1)), "b": np.zeros(1)}]
+        >>> regions.activation_patterns(net, params, np.array([[0.5, -0.5]])).tolist()
+        [[True, False]]
+    """
     _check_relu_net(net, input_dim=None)
     zs, _, _ = net.forward(params, x)
     return jnp.concatenate([z > 0 for z in zs[:-1]], axis=1)
@@ -720,8 +718,29 @@ def pattern_map_2d(net: _nets.MLP, params: Any, box: Sequence[float] = (-1.0, 1.
                    resolution: int = 200) -> tuple[np.ndarray, int]:
     """Label each point of a resolution x resolution grid over ``box`` by its activation pattern.
 
-    Returns (labels, k): labels[i, j] in {0, ..., k-1} identifies the pattern at
-    (x_j, y_i); k distinct patterns were seen (a lower bound on the regions meeting the box).
+    A picture of the regions on a grid, with no claim to completeness: regions smaller than
+    the grid spacing are missed. :func:`activation_regions_2d` finds them all.
+
+    Args:
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input dimension 2.
+        params: its parameters.
+        box: (x0, x1, y0, y1) with x0 < x1 and y0 < y1.
+        resolution: grid points per axis, >= 2.
+
+    Returns:
+        (labels, k): labels[i, j] in {0, ..., k-1} identifies the pattern at
+        (x_j, y_i); k distinct patterns were seen (a lower bound on the regions meeting the
+        box).
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import nets, regions
+        >>> net = nets.mlp((2, 2, 1), "relu", parameterization="standard")
+        >>> params = [{"W": np.eye(2), "b": np.zeros(2)},
+        ...           {"W": np.ones((2, 1)), "b": np.zeros(1)}]
+        >>> labels, seen = regions.pattern_map_2d(net, params, resolution=4)
+        >>> labels.shape, seen
+        ((4, 4), 4)
     """
     _check_relu_net(net, input_dim=2)
     resolution = check_positive_int(resolution, name="resolution", minimum=2)
@@ -735,25 +754,57 @@ def pattern_map_2d(net: _nets.MLP, params: Any, box: Sequence[float] = (-1.0, 1.
     return labels, int(labels.max()) + 1
 
 
-def plot_regions_2d(regions: Regions2D, ax=None, *, seed: int = 0, edgecolor: str = "k", linewidth: float = 0.3):
-    """Draw the polygons of :func:`activation_regions_2d`, each in a random pastel colour."""
-    if not isinstance(regions, Regions2D):
-        raise TypeError(f"regions must be the Regions2D of activation_regions_2d, got {type(regions).__name__}")
-    if regions.count == 0:
-        raise ValueError("regions has no polygons to draw")
-    seed = check_positive_int(seed, name="seed", minimum=0)
-    linewidth = check_real(linewidth, name="linewidth", nonnegative=True)
-    import matplotlib.pyplot as plt
-    from matplotlib.collections import PolyCollection
+# --------------------------------------------------------------------------- aliases
+# Not part of the API (not in __all__): names that other files still use.
+# alias until chapters/appendix_errata.md and tests/validation_cases.py migrate to
+# lecturekit.arrangements:
+from .arrangements import characteristic_polynomial, count_cells, zaslavsky_cells  # noqa: E402
+from .arrangements import general_position_cells as zaslavsky  # noqa: E402
 
-    ax = plt.subplots()[1] if ax is None else ax
-    rng = np.random.default_rng(seed)
-    colours = 0.45 + 0.55 * rng.random((regions.count, 3))
-    ax.add_collection(PolyCollection(regions.polygons, facecolors=colours, edgecolors=edgecolor,
-                                     linewidths=linewidth))
-    allpts = np.concatenate(regions.polygons)
-    ax.set_xlim(allpts[:, 0].min(), allpts[:, 0].max())
-    ax.set_ylim(allpts[:, 1].min(), allpts[:, 1].max())
-    ax.set_aspect("equal")
-    ax.grid(False)
-    return ax
+
+def __getattr__(name: str) -> Any:
+    # alias until tests/validation_cases.py migrates to lecturekit.plotting.regions_2d
+    # (lazy: plotting sits above regions and imports it)
+    if name == "plot_regions_2d":
+        from .plotting import regions_2d
+        return regions_2d
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# alias until chapters/ch06_linear_regions.md and tests/validation_cases.py use
+# net.init_many (helper NETS)
+from .hessian import normal_stream as _normal_stream  # noqa: E402
+
+
+def _cut_params(net: _nets.MLP, flat: np.ndarray) -> list[list[dict[str, np.ndarray]]]:
+    """Rows of N(0, 1) numbers (count, num_params) -> parameter lists with the law of net.init."""
+    out = []
+    for row in flat:
+        params, start = [], 0
+        for (n_in, n_out), (w_std, b_std) in zip(zip(net.widths[:-1], net.widths[1:]), net.layer_stds()):
+            w = row[start:start + n_in * n_out].reshape(n_in, n_out)
+            b = row[start + n_in * n_out:start + n_in * n_out + n_out]
+            start += n_in * n_out + n_out
+            if net.parameterization == "standard":
+                w, b = w * (w_std / n_in**0.5), b * b_std
+            params.append({"W": w, "b": b})
+        out.append(params)
+    return out
+
+
+def draw_params(net: _nets.MLP, key: jax.Array, count: int) -> list[list[dict[str, np.ndarray]]]:
+    """``count`` parameter draws with the law of ``net.init`` (NumPy arrays), one generator.
+
+    N(0, 1) entries in the NTK parameterization; N(0, w_std^2 / fan_in) weights and
+    N(0, b_std^2) biases in the standard one. The numbers are
+    ``hessian.normal_stream(key, count * num_params)``, cut into layers.
+    """
+    if not isinstance(net, _nets.MLP):
+        raise TypeError(f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}")
+    check_key(key)
+    count = check_positive_int(count, name="count")
+    flat = _normal_stream(key, count * net.num_params()).reshape(count, net.num_params())
+    return _cut_params(net, np.asarray(flat, dtype=np.float64))
+
+
+random_params = draw_params  # alias until tests/validation_cases.py migrates

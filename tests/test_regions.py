@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lecturekit import nets, regions
+from lecturekit import arrangements, nets, regions
 
 jax.config.update("jax_enable_x64", True)
 
@@ -93,7 +93,7 @@ def test_trace_slopes_match_autodiff():
 @pytest.mark.parametrize("widths", [(1, 6, 1), (1, 5, 5, 5, 1)])
 def test_exact_mode_agrees_with_float(widths):
     net, params = random_net(7, widths)
-    exact = regions.breakpoints_1d(net, params, -2.0, 2.0, exact=True)
+    exact = regions.breakpoints_1d_exact(net, params, -2.0, 2.0)
     approx = np.asarray(regions.breakpoints_1d(net, params, -2.0, 2.0))
     assert all(isinstance(x, Fraction) for x in exact)
     assert len(exact) == len(approx)
@@ -142,7 +142,7 @@ def test_sawtooth_has_2_to_the_L_pieces(depth):
 @pytest.mark.parametrize("depth", [1, 4, 7])
 def test_sawtooth_exact_and_values(depth):
     net, params = regions.sawtooth(depth)
-    bp = regions.breakpoints_1d(net, params, 0, 1, exact=True)
+    bp = regions.breakpoints_1d_exact(net, params, 0, 1)
     assert bp == [Fraction(k, 2**depth) for k in range(1, 2**depth)]
     xs = np.linspace(-0.5, 1.5, 101)
     ref = xs.copy()
@@ -157,39 +157,12 @@ def test_tent_values():
     assert regions.tent(2.0) == 0.0 and regions.tent(-1.0) == 0.0
 
 
-# ----------------------------------------------------------------------------- arrangements
-@pytest.mark.parametrize("d,n,expected", [(2, 3, 7), (2, 6, 22), (2, 10, 56), (3, 5, 26), (3, 8, 93), (5, 3, 8)])
-def test_zaslavsky_catalogue_values(d, n, expected):
-    rng = np.random.default_rng(100 * d + n)
-    assert regions.zaslavsky(n, d) == expected
-    assert regions.count_cells(rng.normal(size=(n, d)), rng.normal(size=n)) == expected
-
-
-@settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10**6), n=st.integers(0, 9))
-def test_zaslavsky_for_random_lines(seed, n):
-    """Random lines are in general position (a.s.): exact cell count = 1 + n + C(n, 2)."""
-    rng = np.random.default_rng(seed)
-    cells = regions.count_cells(rng.normal(size=(n, 2)), rng.normal(size=n))
-    assert cells == regions.zaslavsky(n, 2) == 1 + n + math.comb(n, 2)
-
-
-def test_degenerate_arrangements_in_the_plane():
-    # 4 concurrent lines (8 sectors) plus x = -1, which crosses 3 of them: 8 + 4 = 12
-    normals = [[1, 0], [0, 1], [1, 1], [1, -1], [1, 0]]
-    assert regions.count_cells(normals, [0, 0, 0, 0, 1]) == 12
-    # parallel lines only, with a repeated one (opposite orientation): 3 distinct -> 4 cells
-    assert regions.count_cells([[1, 2], [2, 4], [-1, -2], [1, 2]], [0, 1, 0, 5]) == 4
-    # a 3 x 3 grid of lines: 16 cells
-    assert regions.count_cells([[1, 0]] * 3 + [[0, 1]] * 3, [0, 1, 2, 0, 1, 2]) == 16
-    assert regions.count_cells(np.zeros((0, 2)), np.zeros(0)) == 1
-
-
+# ----------------------------------------------------------------------------- 2-D
 def test_count_regions_2d_shallow_matches_polygons():
     for seed in range(3):
         net, params = random_net(seed, (2, 9, 1))
         exact = regions.count_regions_2d_shallow(net, params)
-        assert exact == regions.zaslavsky(9, 2)
+        assert exact == arrangements.general_position_cells(9, 2)
         big = regions.activation_regions_2d(net, params, (-1e4, 1e4, -1e4, 1e4))
         assert big.count == exact
 
@@ -236,15 +209,13 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="input dimension"):
         regions.count_pieces_1d(net2, params2, 0, 1)
     with pytest.raises(ValueError, match="finite"):
-        regions.count_pieces_1d(net, params, 0.0, np.inf, exact=True)
+        regions.breakpoints_1d_exact(net, params, 0.0, np.inf)
     with pytest.raises(ValueError, match="params"):
         regions.count_pieces_1d(net, params[:1], 0.0, 1.0)
     with pytest.raises(ValueError, match="depth"):
         regions.sawtooth(0)
     with pytest.raises(TypeError, match="depth"):
         regions.sawtooth(2.5)
-    with pytest.raises(ValueError, match="same length"):
-        regions.count_cells(np.ones((3, 2)), np.ones(2))
     with pytest.raises(ValueError, match="box"):
         regions.activation_regions_2d(net2, params2, (1, 0, 0, 1))
 
@@ -313,7 +284,7 @@ def test_line_counts_silent_switch():
     counts = regions.line_counts(net, params, radius=1.5)
     assert counts == regions.LineCounts(pieces=3, activation_regions=4, pieces_inside=3,
                                         activation_regions_inside=3, zeros_per_layer=(2, 1))
-    exact = regions.trace_1d(net, params, -5, 5, exact=True)
+    exact = regions.trace_1d_exact(net, params, -5, 5)
     assert list(exact.knots[1:-1]) == [0, 1, 2] and list(exact.breakpoints) == [0, 1]
     assert exact.slopes[2] == exact.slopes[3] == 0  # flat on both sides of the silent switch at 2
 
@@ -342,47 +313,28 @@ def test_line_counts_bad_inputs():
         regions.line_counts(*random_net(0, (2, 3, 1)))
 
 
-def test_characteristic_polynomial_known_arrangements():
-    # two parallel planes in R^3: chi = t^3 - 2 t^2, 3 cells (the general-position formula says 4)
-    assert regions.characteristic_polynomial([[1, 0, 0], [2, 0, 0]], [0, -1]) == (0, 0, -2, 1)
-    assert regions.zaslavsky_cells([[1, 0, 0], [2, 0, 0]], [0, -1]) == 3 == regions.count_cells(
-        [[1, 0, 0], [2, 0, 0]], [0, -1])
-    assert regions.zaslavsky(2, 3) == 4
-    # three coordinate planes through 0: chi = (t - 1)^3, 8 cells; a repeated plane changes nothing
-    assert regions.characteristic_polynomial(np.eye(3), np.zeros(3)) == (-1, 3, -3, 1)
-    assert regions.characteristic_polynomial(np.vstack([np.eye(3), [[-2, 0, 0]]]), np.zeros(4)) == (-1, 3, -3, 1)
-    # 4 concurrent lines and one more: 12 cells; a 3 x 3 grid: 16; no hyperplane: 1
-    assert regions.zaslavsky_cells([[1, 0], [0, 1], [1, 1], [1, -1], [1, 0]], [0, 0, 0, 0, 1]) == 12
-    assert regions.zaslavsky_cells([[1, 0]] * 3 + [[0, 1]] * 3, [0, 1, 2, 0, 1, 2]) == 16
-    assert regions.characteristic_polynomial(np.zeros((0, 2)), np.zeros(0)) == (0, 0, 1)
-    assert regions.zaslavsky_cells([[0, 0], [1, 0]], [1, 0]) == 2  # a zero normal is ignored
+def test_exact_trace_matches_float_trace_and_kinds():
+    """trace_1d_exact: the same knots, slopes and breakpoints as trace_1d, as Fractions;
+    breakpoints_1d is a float64 JAX array, breakpoints_1d_exact a list of Fractions."""
+    net, params = random_net(8, (1, 5, 4, 1))
+    approx = regions.trace_1d(net, params, -2.0, 2.0)
+    exact = regions.trace_1d_exact(net, params, -2, 2)
+    assert exact.knots.dtype == object and all(isinstance(k, Fraction) for k in exact.knots)
+    np.testing.assert_allclose(np.array(exact.knots, float), approx.knots, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.array(exact.slopes, float), approx.slopes, rtol=1e-10, atol=1e-12)
+    assert exact.new_knots == approx.new_knots
+    bp = regions.breakpoints_1d(net, params, -2.0, 2.0)
+    assert isinstance(bp, jax.Array) and bp.dtype == np.float64
+    assert regions.breakpoints_1d_exact(net, params, -2, 2) == list(exact.breakpoints)
+    with pytest.raises(TypeError, match="b"):
+        regions.trace_1d_exact(net, params, 0, "1")
 
 
-@pytest.mark.parametrize("n,d", [(3, 2), (7, 2), (5, 3), (8, 3), (3, 5), (6, 4)])
-def test_characteristic_polynomial_general_position(n, d):
-    """Random hyperplanes: chi(t) = sum_k (-1)^k C(n, k) t^(d - k), so the cells are sum_k C(n, k)."""
-    rng = np.random.default_rng(10 * n + d)
-    chi = regions.characteristic_polynomial(rng.normal(size=(n, d)), rng.normal(size=n))
-    assert chi == tuple((-1) ** (d - j) * math.comb(n, d - j) for j in range(d + 1))
-    assert regions.zaslavsky_cells(rng.normal(size=(n, d)), rng.normal(size=n)) == regions.zaslavsky(n, d)
-
-
-@settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10**6), n=st.integers(0, 7))
-def test_zaslavsky_agrees_with_the_geometric_count_on_degenerate_lines(seed, n):
-    """Small integer coefficients make parallel, concurrent and repeated lines common."""
-    rng = np.random.default_rng(seed)
-    normals, offsets = rng.integers(-2, 3, size=(n, 2)), rng.integers(-2, 3, size=n)
-    assert regions.zaslavsky_cells(normals, offsets) == regions.count_cells(normals, offsets)
-
-
-def test_characteristic_polynomial_bad_inputs():
-    with pytest.raises(ValueError, match="same length"):
-        regions.characteristic_polynomial(np.ones((3, 2)), np.ones(2))
-    with pytest.raises(ValueError, match="normals"):
-        regions.zaslavsky_cells(np.ones(3), np.ones(3))
-    with pytest.raises(TypeError, match="offsets"):
-        regions.characteristic_polynomial(np.ones((2, 2)), ["a", "b"])
-    with pytest.raises(ValueError, match="max_subsets"):  # 12 lines through one point: 2^12 subsets
-        regions.characteristic_polynomial(np.random.default_rng(0).normal(size=(12, 2)), np.zeros(12),
-                                          max_subsets=1000)
+def test_hidden_lines_are_the_first_layer_hyperplanes():
+    net, params = random_net(9, (2, 6, 3, 1))
+    normals, offsets = regions.hidden_lines(net, params)
+    (mw, mb), *_ = net.multipliers()
+    assert normals.shape == (6, 2) and offsets.shape == (6,)
+    x = np.random.default_rng(1).normal(size=(5, 2))
+    zs, _, _ = net.forward(params, x)
+    np.testing.assert_allclose(x @ normals.T + offsets, np.asarray(zs[0]), rtol=1e-12, atol=1e-12)
