@@ -29,13 +29,13 @@ _NETWORKS = (
 
 def check_ntk_diagonal(candidate: Callable) -> None:
     """candidate(net, params, x) -> the n numbers Theta(x_i, x_i) of a scalar-output nets.mlp network."""
-    from .. import nets, tangent
+    from .. import nets, sampling, tangent
 
     require_callable(candidate, what="ntk_diagonal")
     for seed, (widths, activation, options) in enumerate(_NETWORKS):
         net = nets.mlp(widths, activation, **options)
         params = net.init(jax.random.key(70 + seed))
-        x = jax.random.normal(jax.random.key(80 + seed), (7, widths[0]))
+        x = sampling.standard_normal(jax.random.key(80 + seed), (7, widths[0]))
         got = call_numeric(candidate, net, params, x, what=f"ntk_diagonal(net, params, x) for widths {widths}")
         reference = jax.jit(lambda p, xs: tangent.jacobian_ntk(net.apply, p, xs))  # noqa: B023
         expected = np.diag(np.asarray(reference(params, x)))
