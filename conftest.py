@@ -197,6 +197,8 @@ def _doctest_setup(request):
     namespace = request.getfixturevalue("doctest_namespace")
     if "jnp" not in namespace:
         namespace.update(jax=jax, jnp=jnp, np=np, plt=plt, **_lecturekit_namespace())
-    with jax.enable_x64(True):
+    x64 = jax.config.jax_enable_x64  # an example may call notebook.setup(): restored after
+    with jax.enable_x64(True), matplotlib.rc_context():
         yield
+    jax.config.update("jax_enable_x64", x64)
     plt.close("all")

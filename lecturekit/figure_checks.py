@@ -1,6 +1,6 @@
 """Checks that a matplotlib figure can be read: the rules every figure of the book follows.
 
-``problems(fig)`` returns a list of human-readable problems (empty when the figure passes):
+:func:`problems` returns a list of human-readable problems (empty when the figure passes):
 
 - **axis labels**: every visible axes (colour bars aside) has an x and a y label, or shares
   that axis with a labelled neighbour, or the figure has a ``supxlabel``/``supylabel``;
@@ -16,10 +16,10 @@
   has a label that appears in it (reference lines included); an axes that draws two or more
   differently styled lines has a legend, a colour bar, or text annotations naming them.
 
-``install()`` runs these checks on every figure that IPython displays (the inline backend's
+:func:`install` runs these checks on every figure that IPython displays (the inline backend's
 PNG formatter) and prints each problem to stderr as ``Figure check failed: ...``. The test run
 of the chapters (``make test``, with ``LECTUREKIT_AUDIT_FIGURES=1``) fails a cell that prints
-one; see ``notebook.setup``.
+one; see :func:`lecturekit.notebook.setup`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,10 @@ from matplotlib.contour import ContourSet
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+__all__ = ["problems", "report", "install", "MARKER"]
+
 MARKER = "Figure check failed"
+"""The prefix of every line :func:`report` prints: the test run looks for it in a cell's output."""
 MAX_CATEGORIES = 12
 _MATH = re.compile(r"\$[^$]*\$")
 
@@ -159,7 +162,26 @@ def _legend_problems(fig: Figure, ax: Axes, has_colorbar: bool) -> list[str]:
 
 
 def problems(fig: Figure) -> list[str]:
-    """Everything that makes `fig` hard to read by the book's rules (module docstring)."""
+    """Everything that makes ``fig`` hard to read by the book's rules (see the module docstring).
+
+    Args:
+        fig: a matplotlib Figure.
+
+    Returns:
+        A list of problems, one sentence each naming the axes; empty if the figure passes.
+
+    Raises:
+        TypeError: if ``fig`` is not a Figure.
+
+    Example:
+        >>> fig, ax = plt.subplots()
+        >>> _ = ax.plot([1, 2], [3, 4])
+        >>> figure_checks.problems(fig)
+        ['axes 0 has no x label', 'axes 0 has no y label']
+        >>> _ = ax.set_xlabel("width"), ax.set_ylabel("top eigenvalue")
+        >>> figure_checks.problems(fig)
+        []
+    """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     has_colorbar = any(_is_colorbar(ax) for ax in fig.axes)
@@ -176,7 +198,22 @@ def problems(fig: Figure) -> list[str]:
 
 
 def report(fig: Figure, stream=None) -> list[str]:
-    """Print each problem of `fig` to `stream` (default stderr) after MARKER; return them."""
+    """Print each problem of ``fig`` to ``stream`` (default stderr) after :data:`MARKER`.
+
+    Args:
+        fig: a matplotlib Figure.
+        stream: a text stream (default ``sys.stderr``).
+
+    Returns:
+        The problems, as :func:`problems` returns them.
+
+    Example:
+        >>> import sys
+        >>> fig, ax = plt.subplots()
+        >>> _ = ax.set_xlabel("width"), ax.set_ylabel("lambda_max")
+        >>> _ = figure_checks.report(fig, stream=sys.stdout)
+        Figure check failed: axes 0 ('lambda_max'): y label 'lambda_max' has _ or ^ outside $...$ (use math)
+    """
     found = problems(fig)
     for problem in found:
         print(f"{MARKER}: {problem}", file=stream or sys.stderr)
@@ -186,10 +223,18 @@ def report(fig: Figure, stream=None) -> list[str]:
 def install() -> bool:
     """Check every figure IPython displays (wraps the PNG formatter); False outside IPython.
 
+    Each problem of a displayed figure is printed by :func:`report`. Returns True once the
+    formatter is wrapped (calling it again changes nothing), False when there is no IPython
+    shell or no PNG formatter for figures.
+
     The inline backend registers its formatter when pyplot first resolves its backend, and
     again if the backend is reconfigured: so the backend is resolved here first, and the
     wrapper is re-applied before each cell's figures are flushed (a ``post_execute`` callback
     that runs before the backend's own).
+
+    Example:
+        >>> figure_checks.install()  # in a plain Python process: no IPython shell
+        False
     """
     try:
         from IPython import get_ipython

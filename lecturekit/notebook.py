@@ -1,10 +1,10 @@
 """First-cell setup shared by every chapter, and the chapters' progress bars.
 
-``setup()`` switches JAX to float64 (the book's default precision: Monte Carlo checks
+:func:`setup` switches JAX to float64 (the book's default precision: Monte Carlo checks
 compare against closed forms to many digits) and applies the book's figure style. It is
 called explicitly in each chapter's first cell; importing lecturekit changes nothing.
 
-``tqdm`` is ``tqdm.auto.tqdm`` (a widget in JupyterLab, text in a terminal) that honours the
+:func:`tqdm` is ``tqdm.auto.tqdm`` (a widget in JupyterLab, text in a terminal) that honours the
 environment variable ``TQDM_DISABLE``, which the headless runs of ``make test`` and ``make
 book`` set: tqdm's own notebook bar ignores it, and its output would otherwise land in the
 chapter's outputs and the HTML.
@@ -18,15 +18,30 @@ import jax
 
 from . import figure_checks, plotting
 
+__all__ = ["setup", "tqdm"]
+
 AUDIT_VARIABLE = "LECTUREKIT_AUDIT_FIGURES"
 
 
 def setup(*, float64: bool = True) -> None:
     """Enable float64 in JAX (unless ``float64=False``) and the book's matplotlib style.
 
-    With the environment variable LECTUREKIT_AUDIT_FIGURES set (``make test`` and ``make book``
-    set it), every figure the notebook displays is checked by ``figure_checks`` and each
-    problem is printed to stderr; the test run fails the cell that printed it.
+    Every chapter calls it in its first cell; importing lecturekit changes no global
+    configuration. With the environment variable ``LECTUREKIT_AUDIT_FIGURES`` set (``make
+    test`` and ``make book`` set it), every figure the notebook displays is checked by
+    :mod:`lecturekit.figure_checks` and each problem is printed to stderr; the test run
+    fails the cell that printed it.
+
+    Args:
+        float64: True (the default) enables ``jax_enable_x64``; False switches it off.
+
+    Raises:
+        TypeError: if ``float64`` is not a bool.
+
+    Example:
+        >>> notebook.setup()
+        >>> jnp.zeros(2).dtype
+        dtype('float64')
     """
     if not isinstance(float64, bool):
         raise TypeError(f"float64 must be True or False, got {float64!r}")
@@ -45,7 +60,22 @@ def _bars_disabled() -> bool:
 
 
 def tqdm(*args, **kwargs):
-    """``tqdm.auto.tqdm(*args, **kwargs)``, disabled when TQDM_DISABLE is set (unless ``disable`` is given)."""
+    """A progress bar: ``tqdm.auto.tqdm(*args, **kwargs)``, silent when ``TQDM_DISABLE`` is set.
+
+    The environment variable is read at each call (tqdm itself reads it once, at import,
+    and its notebook bar ignores it); an explicit ``disable=`` wins.
+
+    Args:
+        *args: passed to ``tqdm.auto.tqdm`` (usually the iterable).
+        **kwargs: passed to ``tqdm.auto.tqdm``.
+
+    Returns:
+        The tqdm progress bar, an iterable over ``args[0]``.
+
+    Example:
+        >>> sum(notebook.tqdm(range(4), disable=True))
+        6
+    """
     from tqdm.auto import tqdm as auto_tqdm
 
     kwargs.setdefault("disable", _bars_disabled())  # read now: tqdm reads TQDM_* once, at import

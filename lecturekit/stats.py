@@ -1,7 +1,8 @@
 """Small statistics used to turn experiments into asserted numbers.
 
-Power laws are fitted by least squares on log-log axes; Monte Carlo means come with
-their standard errors so that tolerances can be derived instead of guessed.
+Power laws are fitted by least squares on log-log axes (:func:`fit_loglog`); Monte Carlo
+means come with their standard errors (:func:`mean_and_stderr`) so that tolerances can be
+derived instead of guessed. Results are NumPy floats in NamedTuples.
 """
 
 from __future__ import annotations
@@ -13,20 +14,57 @@ from jax.typing import ArrayLike
 
 from ._validation import as_float_array, check_positive_int
 
+__all__ = ["LogLogFit", "fit_loglog", "fit_loglog_slope", "MeanEstimate", "mean_and_stderr"]
+
 
 class LogLogFit(NamedTuple):
-    """y ~ prefactor * x**slope, fitted on log-log axes, with the slope's standard error."""
+    """A power law y ~ prefactor * x^slope fitted on log-log axes (:func:`fit_loglog`).
+
+    Calling the fit evaluates the power law: ``fit(x) = prefactor * x**slope``.
+
+    Attributes:
+        slope: the fitted exponent.
+        prefactor: the fitted constant, exp of the intercept on log-log axes.
+        slope_stderr: the least-squares standard error of the slope (residual variance
+            with n - 2 degrees of freedom); NaN for two points.
+
+    Example:
+        >>> fit = stats.fit_loglog([10, 100, 1000], [0.3, 0.03, 0.003])
+        >>> round(fit.slope, 6), round(fit.prefactor, 6)
+        (-1.0, 3.0)
+        >>> round(float(fit(10_000)), 6)
+        0.0003
+    """
 
     slope: float
     prefactor: float
     slope_stderr: float
 
     def __call__(self, x: ArrayLike) -> np.ndarray:
+        """The fitted power law at ``x``: ``prefactor * x**slope`` (a NumPy array)."""
         return self.prefactor * np.asarray(x, dtype=float) ** self.slope
 
 
 def fit_loglog(x: ArrayLike, y: ArrayLike) -> LogLogFit:
-    """Least-squares line through (log x, log y); x and y must be positive, >= 2 points."""
+    """Least-squares line through the points (log x_i, log y_i): a power-law fit.
+
+    Args:
+        x: positive numbers, shape (n,) with n >= 2 (e.g. widths).
+        y: positive numbers, shape (n,) (e.g. measured errors).
+
+    Returns:
+        A :class:`LogLogFit` (slope, prefactor, slope standard error).
+
+    Raises:
+        ValueError: if x and y differ in length, have fewer than 2 points, or are not
+            positive.
+
+    Example:
+        >>> x = np.array([10.0, 100.0, 1000.0])
+        >>> fit = stats.fit_loglog(x, 3.0 * x**-0.5)
+        >>> print(f"slope {fit.slope:.3f}, prefactor {fit.prefactor:.3f}")
+        slope -0.500, prefactor 3.000
+    """
     xs = np.asarray(as_float_array(x, name="x", ndim=1), dtype=float)
     ys = np.asarray(as_float_array(y, name="y", ndim=1), dtype=float)
     if xs.shape != ys.shape or xs.size < 2:
@@ -44,19 +82,63 @@ def fit_loglog(x: ArrayLike, y: ArrayLike) -> LogLogFit:
 
 
 def fit_loglog_slope(x: ArrayLike, y: ArrayLike) -> float:
-    """Slope of the least-squares line through (log x, log y)."""
+    """The slope of :func:`fit_loglog`: the exponent of the fitted power law.
+
+    Args:
+        x: positive numbers, shape (n,) with n >= 2.
+        y: positive numbers, shape (n,).
+
+    Returns:
+        The slope, a float.
+
+    Example:
+        >>> round(stats.fit_loglog_slope([1, 2, 4], [1, 4, 16]), 6)
+        2.0
+    """
     return fit_loglog(x, y).slope
 
 
 class MeanEstimate(NamedTuple):
-    """A Monte Carlo mean and its standard error (floats, or arrays for vector samples)."""
+    """A Monte Carlo mean and its standard error (:func:`mean_and_stderr`).
+
+    Attributes:
+        mean: the sample mean (a float, or an array for vector-valued samples).
+        stderr: its standard error sqrt(var / n), same shape as ``mean``.
+
+    Example:
+        >>> est = stats.mean_and_stderr([1.0, 2.0, 3.0, 4.0])
+        >>> est.mean, round(est.stderr, 4)
+        (2.5, 0.6455)
+    """
 
     mean: float | np.ndarray
     stderr: float | np.ndarray
 
 
 def mean_and_stderr(samples: ArrayLike, axis: int = 0) -> MeanEstimate:
-    """Sample mean and standard error sqrt(var / n) along ``axis`` (ddof = 1)."""
+    """Sample mean and its standard error sqrt(var / n) along ``axis``.
+
+    The variance is the unbiased one (ddof = 1), so a tolerance of a few standard errors
+    around the mean is a statement with a known false-alarm rate.
+
+    Args:
+        samples: an array with at least 2 entries along ``axis``.
+        axis: the axis of the independent draws (default 0).
+
+    Returns:
+        A :class:`MeanEstimate`; floats when the samples are scalars, arrays of the
+        remaining shape otherwise.
+
+    Raises:
+        ValueError: if ``axis`` is out of range or holds fewer than 2 draws.
+
+    Example:
+        >>> est = stats.mean_and_stderr(np.arange(12.0).reshape(4, 3))
+        >>> est.mean
+        array([4.5, 5.5, 6.5])
+        >>> np.round(est.stderr, 4)
+        array([1.9365, 1.9365, 1.9365])
+    """
     s = np.asarray(as_float_array(samples, name="samples"), dtype=float)
     axis = check_positive_int(axis, name="axis", minimum=-max(s.ndim, 1))
     if axis >= max(s.ndim, 1):
