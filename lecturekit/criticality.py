@@ -1,7 +1,8 @@
 """Signal propagation at initialization: variance and correlation maps, fixed points, criticality.
 
-Convention (NTK parameterization, C_w = w_std^2, C_b = b_std^2): a wide fully connected
-network propagates the covariance of the pre-activations of two inputs layer by layer,
+Convention (NTK parameterization; the functions take the stds ``w_std`` = sigma_w and
+``b_std`` = sigma_b, and the formulas below write C_w = w_std^2, C_b = b_std^2): a wide fully
+connected network propagates the covariance of the pre-activations of two inputs layer by layer,
 
     K^(l+1)_ab = C_b + C_w E[phi(u) phi(v)],  (u, v) ~ N(0, [[K_aa, K_ab], [K_ab, K_bb]]).
 
@@ -25,12 +26,12 @@ and its slope at rho = 1 is chi_perp(K): chi_perp < 1 (ordered phase) makes rho 
 so all inputs become alike with depth; chi_perp > 1 (chaotic phase) makes nearby inputs
 decorrelate; chi_perp = 1 is the critical line.
 
-One-dimensional expectations use probabilists' Gauss-Hermite quadrature (exact for
-polynomials of degree < 2 * nodes); two-dimensional ones use the closed forms of
-:mod:`lecturekit.kernels` for "relu", "erf" and "identity" and a tensor Gauss-Hermite rule
-otherwise. All maps here are pure jnp functions (jit, vmap and lax.scan friendly) once the
-arguments have been validated by the public wrappers. The inner maps are jitted with the
-activation and the number of nodes static, so repeated public calls with arrays of one shape
+These maps are the NNGP step of :mod:`lecturekit.kernels` (the one layer-to-layer recursion
+of lecturekit) with the Gaussian expectations of :mod:`lecturekit.gaussian`: closed forms for
+"relu", "erf" and "identity", the Gauss-Hermite rule otherwise (one-dimensional on the
+diagonal, a tensor rule for two inputs). All maps here are pure jnp functions (jit, vmap and
+lax.scan friendly) once the arguments have been validated by the public wrappers. The inner
+maps are jitted with the dual activation static, so repeated public calls with arrays of one shape
 compile once (an eager 2-D quadrature would recompile its ``lax.map`` on every call); the
 validation of concrete inputs uses NumPy, which compiles nothing.
 """
@@ -38,7 +39,7 @@ validation of concrete inputs uses NumPy, which compiles nothing.
 from __future__ import annotations
 
 from functools import partial
-from typing import Callable
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -48,99 +49,106 @@ import scipy.stats
 from jax.typing import ArrayLike
 
 from . import activations as _act
+from . import gaussian as _gaussian
 from . import kernels as _kernels
 from ._validation import (
-    as_float_array, check_broadcastable, check_callable, check_key, check_positive_int, check_real,
-    float_dtype, warn_if_below_precision,
+    as_float_array, check_broadcastable, check_key, check_positive_int, check_real, concrete, float_dtype,
+    warn_if_below_precision,
 )
+from .gaussian import check_covariance as _check_covariance
+from .gaussian import check_variance as _check_variance
 
-DEFAULT_NODES = 128
+# alias until tests/validation_cases.py and tests/test_criticality.py use lecturekit.gaussian
+from .gaussian import expectation as gaussian_expectation  # noqa: F401
+
+__all__ = [
+    "variance_map", "variance_trajectory", "fixed_point", "chi_parallel", "chi_perp", "covariance_map",
+    "correlation_map", "correlation_slope", "kernel_trajectory", "critical_weight_variance",
+    "layer_mean_squares", "sample_network_kernels", "relu_layer_factor_moments", "relu_output_excess_kurtosis",
+    "relu_output_mixture",
+]
+
+DEFAULT_NODES = _gaussian.QUADRATURE_NODES
 PAIR_NODES = 48
 
 
-# --------------------------------------------------------------------------------------
-# Quadrature
-
-
 def gauss_hermite(nodes: int = DEFAULT_NODES) -> tuple[jax.Array, jax.Array]:
-    """Nodes z_i and weights w_i with E[g(z)] ~ sum_i w_i g(z_i) for z ~ N(0, 1).
-
-    Probabilists' Gauss-Hermite rule (weights sum to 1); exact for polynomials of degree
-    up to 2 * nodes - 1.
-    """
-    nodes = check_positive_int(nodes, name="nodes", minimum=1)
-    z, w = _kernels.gauss_hermite_rule(nodes)
+    """:func:`lecturekit.gaussian.gauss_hermite_rule` as JAX arrays (alias until
+    tests/validation_cases.py uses lecturekit.gaussian)."""
+    z, w = _gaussian.gauss_hermite_rule(nodes)
     return jnp.asarray(z), jnp.asarray(w)
 
 
-def _expect(fn: Callable[[jax.Array], jax.Array], variance: jax.Array, nodes: int) -> jax.Array:
-    z, w = _kernels.gauss_hermite_rule(nodes)
-    z, w = jnp.asarray(z), jnp.asarray(w)
-    scale = jnp.sqrt(jnp.maximum(variance, 0.0))[..., None]
-    return jnp.sum(w * fn(scale * z), axis=-1)
+_ZERO = 0.0  # the default b_std (compared by identity: a c_b given with it is no conflict)
+_SQRT2 = 2**0.5  # the default w_std of sample_network_kernels (its square is taken as 2 exactly)
 
 
-def gaussian_expectation(
-    fn: Callable[[jax.Array], jax.Array], variance: ArrayLike, *, nodes: int = DEFAULT_NODES
-) -> jax.Array:
-    """E[fn(z)] for z ~ N(0, variance), elementwise over an array of variances.
+def _weight_variances(w_std, b_std, c_w=None, c_b=None, *, arrays: bool = False, w_default=None):
+    """(C_W, C_B) = (w_std^2, b_std^2), validated (arrays >= 0 when ``arrays``, else floats).
 
-    ``fn`` must act elementwise on arrays (e.g. ``jnp.tanh`` or an activation's ``grad``).
-    Computed as sum_i w_i fn(sqrt(variance) z_i) with the Gauss-Hermite rule of
-    :func:`gauss_hermite`.
+    ``c_w``/``c_b`` are the former keyword arguments (the variances themselves), accepted
+    until lecturekit/exercises/ch01.py, tests/test_exercises.py and tests/validation_cases.py
+    migrate to w_std/b_std; giving both names of one argument is a TypeError.
     """
-    check_callable(fn, name="fn", what="a function of an array")
-    k = _check_variance(variance, "variance")
-    nodes = check_positive_int(nodes, name="nodes", minimum=1)
-    return _expect(fn, k, nodes)
 
+    def one(std, var, std_name, var_name, default):
+        if var is not None:
+            if std is not default:
+                raise TypeError(f"give {std_name} or {var_name} (its square), not both")
+            return _check_variance(var, var_name) if arrays else check_real(var, name=var_name, nonnegative=True)
+        if std is None:
+            raise TypeError(f"{std_name} is required (the std sigma of the {std_name[0]} entries; "
+                            f"{var_name} = {std_name}^2 is its former name)")
+        if std is _SQRT2:
+            return 2.0
+        value = _check_variance(std, std_name) if arrays else check_real(std, name=std_name, nonnegative=True)
+        return value**2
 
-def _concrete(value: jax.Array) -> np.ndarray | None:
-    """``value`` as a NumPy array, or None while it is traced (jit, grad, vmap)."""
-    try:
-        return np.asarray(value)
-    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
-        return None
-
-
-def _check_variance(value: ArrayLike, name: str) -> jax.Array:
-    k = as_float_array(value, name=name)
-    concrete = _concrete(k)
-    if concrete is not None and np.any(concrete < 0):
-        raise ValueError(f"{name} is a variance and must be >= 0, got min {float(concrete.min()):g}")
-    return k
-
-
-def _check_covariance(a: jax.Array, c: jax.Array, b: jax.Array) -> None:
-    check_broadcastable(k11=a, k12=c, k22=b)
-    values = [_concrete(v) for v in (a, c, b)]
-    if all(v is not None for v in values):
-        a_np, c_np, b_np = values
-        if np.any(c_np**2 > a_np * b_np * (1 + 1e-9) + 1e-300):
-            raise ValueError("k12 must satisfy k12^2 <= k11 k22 (a valid 2x2 covariance)")
-
-
-def _check_weights(c_w: float, c_b: float) -> tuple[float, float]:
-    return (check_real(c_w, name="c_w", nonnegative=True), check_real(c_b, name="c_b", nonnegative=True))
+    return one(w_std, c_w, "w_std", "c_w", w_default), one(b_std, c_b, "b_std", "c_b", _ZERO)
 
 
 # --------------------------------------------------------------------------------------
-# The variance map and its fixed point
+# One input: the variance map and its fixed point
 
 
-@partial(jax.jit, static_argnums=(1, 4))
-def _variance_map(k, act, c_w, c_b, nodes):
-    return c_b + c_w * _expect(lambda z: act.fn(z) ** 2, k, nodes)
+@partial(jax.jit, static_argnums=(1,))
+def _variance_map(k, dual, c_w, c_b):
+    return _kernels._next_layer(dual.diagonal(k), c_w, c_b)[0]
 
 
 def variance_map(
-    variance: ArrayLike, activation: str = "tanh", *, c_w: float, c_b: float = 0.0, nodes: int = DEFAULT_NODES
+    variance: ArrayLike,
+    activation: str = "tanh",
+    *,
+    w_std: float | None = None,
+    b_std: float = _ZERO,
+    nodes: int = DEFAULT_NODES,
+    c_w: float | None = None,
+    c_b: float | None = None,
 ) -> jax.Array:
-    """V(K) = C_b + C_w E_K[phi(z)^2], z ~ N(0, K): one layer of the NNGP recursion on the diagonal."""
-    act = _act.get(activation)
-    c_w, c_b = _check_weights(c_w, c_b)
-    nodes = check_positive_int(nodes, name="nodes", minimum=1)
-    return _variance_map(_check_variance(variance, "variance"), act, c_w, c_b, nodes)
+    """V(K) = b_std^2 + w_std^2 E_K[phi(z)^2], z ~ N(0, K): one layer of the NNGP on the diagonal.
+
+    The diagonal of the kernel recursion of :mod:`lecturekit.kernels` (closed forms for
+    relu, erf, identity; a one-dimensional Gauss-Hermite rule with ``nodes`` nodes otherwise).
+
+    Args:
+        variance: pre-activation variances K >= 0, any shape.
+        activation: a name of :mod:`lecturekit.activations`.
+        w_std: weight std sigma_w (C_W = w_std^2).
+        b_std: bias std sigma_b (C_B = b_std^2).
+        nodes: quadrature nodes.
+
+    Returns:
+        Array of the shape of ``variance``.
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> print(round(float(criticality.variance_map(2.0, "relu", w_std=2**0.5)), 12))
+        2.0
+    """
+    dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
+    c_w, c_b = _weight_variances(w_std, b_std, c_w, c_b)
+    return _variance_map(_check_variance(variance, "variance"), dual, c_w, c_b)
 
 
 def variance_trajectory(
@@ -148,30 +156,48 @@ def variance_trajectory(
     depth: int,
     activation: str = "tanh",
     *,
-    c_w: ArrayLike,
-    c_b: ArrayLike = 0.0,
+    w_std: ArrayLike | None = None,
+    b_std: ArrayLike = _ZERO,
     nodes: int = DEFAULT_NODES,
+    c_w: ArrayLike | None = None,
+    c_b: ArrayLike | None = None,
 ) -> jax.Array:
-    """K^(0) = k0, K^(l+1) = V(K^(l)) for l < depth; returns (depth + 1, *shape) with K^(0) first.
+    """K^(0) = k0, K^(l+1) = V(K^(l)) for l < depth (:func:`variance_map`).
 
-    ``k0``, ``c_w`` and ``c_b`` broadcast against each other, so a whole grid of
-    (C_w, C_b) can be iterated at once (``lax.scan`` over depth).
+    ``k0``, ``w_std`` and ``b_std`` broadcast against each other, so a whole grid of
+    (sigma_w, sigma_b) can be iterated at once (``lax.scan`` over depth).
+
+    Args:
+        k0: initial variances.
+        depth: number of maps applied (>= 0).
+        activation: a name of :mod:`lecturekit.activations`.
+        w_std: weight stds sigma_w (array).
+        b_std: bias stds sigma_b (array).
+        nodes: quadrature nodes.
+
+    Returns:
+        Array (depth + 1, *shape), K^(0) first.
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> ks = criticality.variance_trajectory(1.0, 3, "identity", w_std=jnp.array([1.0, 2.0]))
+        >>> print(ks.shape, np.asarray(ks[-1]))
+        (4, 2) [ 1. 64.]
     """
-    act = _act.get(activation)
     depth = check_positive_int(depth, name="depth", minimum=0)
-    nodes = check_positive_int(nodes, name="nodes", minimum=1)
+    dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
     k0 = _check_variance(k0, "k0")
-    cw = _check_variance(c_w, "c_w")
-    cb = _check_variance(c_b, "c_b")
-    check_broadcastable(k0=k0, c_w=cw, c_b=cb)
+    cw, cb = _weight_variances(w_std, b_std, c_w, c_b, arrays=True)
+    names = ("c_w" if c_w is not None else "w_std", "c_b" if c_b is not None else "b_std")
+    check_broadcastable(k0=k0, **{names[0]: cw, names[1]: cb})
     k0, cw, cb = jnp.broadcast_arrays(k0, cw, cb)
-    return _trajectory(k0, cw, cb, act, depth, nodes)
+    return _trajectory(k0, cw, cb, dual, depth)
 
 
-@partial(jax.jit, static_argnums=(3, 4, 5))
-def _trajectory(k0, cw, cb, act, depth, nodes):
+@partial(jax.jit, static_argnums=(3, 4))
+def _trajectory(k0, cw, cb, dual, depth):
     def step(k, _):
-        k_next = _variance_map(k, act, cw, cb, nodes)
+        k_next = _variance_map(k, dual, cw, cb)
         return k_next, k_next
 
     _, ks = jax.lax.scan(step, k0, None, length=depth)
@@ -181,22 +207,42 @@ def _trajectory(k0, cw, cb, act, depth, nodes):
 def fixed_point(
     activation: str = "tanh",
     *,
-    c_w: ArrayLike,
-    c_b: ArrayLike = 0.0,
+    w_std: ArrayLike | None = None,
+    b_std: ArrayLike = _ZERO,
     k0: ArrayLike = 1.0,
     iterations: int = 2000,
     nodes: int = DEFAULT_NODES,
+    c_w: ArrayLike | None = None,
+    c_b: ArrayLike | None = None,
 ) -> jax.Array:
     """The fixed point K* = V(K*) reached by iterating the variance map from ``k0``.
 
-    Returns K^(iterations) (elementwise over broadcast ``c_w``, ``c_b``, ``k0``). Away from
-    criticality the iteration converges geometrically (rate chi_par(K*)); at a critical
-    point with K* = 0 (tanh at (C_b, C_w) = (0, 1)) it converges only like 1/(2 l), so the
-    returned value is then ~ 1/(2 * iterations), not 0. ReLU with C_b = 0 has no unique
-    fixed point: K -> (C_w / 2) K. Use :func:`variance_trajectory` to see the approach.
+    Returns K^(iterations) (elementwise over broadcast ``w_std``, ``b_std``, ``k0``). Away
+    from criticality the iteration converges geometrically (rate chi_par(K*)); at a critical
+    point with K* = 0 (tanh at sigma_b = 0, sigma_w = 1) it converges only like 1/(2 l), so
+    the returned value is then ~ 1/(2 iterations), not 0. ReLU with b_std = 0 has no unique
+    fixed point: K -> (w_std^2 / 2) K. Use :func:`variance_trajectory` to see the approach.
+
+    Args:
+        activation: a name of :mod:`lecturekit.activations`.
+        w_std: weight stds sigma_w.
+        b_std: bias stds sigma_b.
+        k0: starting variance.
+        iterations: number of maps applied.
+        nodes: quadrature nodes.
+
+    Returns:
+        Array of the broadcast shape of the arguments.
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> k = criticality.fixed_point("erf", w_std=1.0, b_std=0.5, iterations=200)
+        >>> print(round(float(k), 6))
+        0.624984
     """
     iterations = check_positive_int(iterations, name="iterations", minimum=1)
-    return variance_trajectory(k0, iterations, activation, c_w=c_w, c_b=c_b, nodes=nodes)[-1]
+    return variance_trajectory(k0, iterations, activation, w_std=w_std, b_std=b_std, nodes=nodes, c_w=c_w,
+                               c_b=c_b)[-1]
 
 
 # --------------------------------------------------------------------------------------
@@ -205,43 +251,76 @@ def fixed_point(
 
 @partial(jax.jit, static_argnums=(1, 3))
 def _chi_parallel(k, act, c_w, nodes):
-    return c_w * _expect(lambda z: act.grad(z) ** 2 + act.fn(z) * act.hess(z), k, nodes)
+    return c_w * _gaussian._expect(lambda z: act.grad(z) ** 2 + act.fn(z) * act.hess(z), k, nodes)
 
 
-@partial(jax.jit, static_argnums=(1, 3))
-def _chi_perp(k, act, c_w, nodes):
-    return c_w * _expect(lambda z: act.grad(z) ** 2, k, nodes)
+@partial(jax.jit, static_argnums=(1,))
+def _chi_perp(k, dual, c_w):
+    return c_w * dual.diagonal(k).dphi
 
 
 def chi_parallel(
-    variance: ArrayLike, activation: str = "tanh", *, c_w: ArrayLike, nodes: int = DEFAULT_NODES
+    variance: ArrayLike, activation: str = "tanh", *, w_std: ArrayLike | None = None, nodes: int = DEFAULT_NODES,
+    c_w: ArrayLike | None = None,
 ) -> jax.Array:
-    """chi_par(K) = (C_w/2) E_K[(phi^2)''] = C_w E_K[phi'^2 + phi phi''] = dV/dK.
+    """chi_par(K) = (C_W/2) E_K[(phi^2)''] = C_W E_K[phi'^2 + phi phi''] = dV/dK, C_W = w_std^2.
 
     (Erratum: the classic notes write (1/2) d^2 phi instead of (1/2) d^2 (phi^2).) For ReLU
-    phi'' = 0 away from 0 and the formula gives C_w / 2, the slope of V(K) = C_w K / 2.
+    phi'' = 0 away from 0 and the formula gives C_W / 2, the slope of V(K) = C_W K / 2.
+
+    Args:
+        variance: variances K >= 0.
+        activation: a name of :mod:`lecturekit.activations`.
+        w_std: weight stds sigma_w (broadcast against ``variance``).
+        nodes: quadrature nodes (one-dimensional Gauss-Hermite rule).
+
+    Returns:
+        Array of the broadcast shape.
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> print(round(float(criticality.chi_parallel(1.0, "relu", w_std=2**0.5)), 12))
+        1.0
     """
     act = _act.get(activation)
     nodes = check_positive_int(nodes, name="nodes", minimum=1)
-    return _chi_parallel(_check_variance(variance, "variance"), act, _check_variance(c_w, "c_w"), nodes)
+    c_w = _weight_variances(w_std, _ZERO, c_w, arrays=True)[0]
+    return _chi_parallel(_check_variance(variance, "variance"), act, c_w, nodes)
 
 
 def chi_perp(
-    variance: ArrayLike, activation: str = "tanh", *, c_w: ArrayLike, nodes: int = DEFAULT_NODES
+    variance: ArrayLike, activation: str = "tanh", *, w_std: ArrayLike | None = None, nodes: int = DEFAULT_NODES,
+    c_w: ArrayLike | None = None,
 ) -> jax.Array:
-    """chi_perp(K) = C_w E_K[phi'(z)^2], z ~ N(0, K): the slope of the correlation map at rho = 1."""
-    act = _act.get(activation)
-    nodes = check_positive_int(nodes, name="nodes", minimum=1)
-    return _chi_perp(_check_variance(variance, "variance"), act, _check_variance(c_w, "c_w"), nodes)
+    """chi_perp(K) = w_std^2 E_K[phi'(z)^2], z ~ N(0, K): the slope of the correlation map at rho = 1.
+
+    Args:
+        variance: variances K >= 0.
+        activation: a name of :mod:`lecturekit.activations`.
+        w_std: weight stds sigma_w (broadcast against ``variance``).
+        nodes: quadrature nodes (activations without a closed form).
+
+    Returns:
+        Array of the broadcast shape.
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> print(round(float(criticality.chi_perp(0.0, "tanh", w_std=1.0)), 12))
+        1.0
+    """
+    dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
+    c_w = _weight_variances(w_std, _ZERO, c_w, arrays=True)[0]
+    return _chi_perp(_check_variance(variance, "variance"), dual, c_w)
 
 
 # --------------------------------------------------------------------------------------
 # Two inputs: the covariance and correlation maps
 
 
-def _pair_expectation(act, k11, k12, k22, nodes):
-    """E[phi(u) phi(v)] for (u, v) ~ N(0, [[k11, k12], [k12, k22]]), jit friendly."""
-    return _kernels.dual_fn(act, nodes=nodes)(k11, k12, k22)[0]
+def _check_pair(k11, k12, k22):
+    a, c, b = (_check_variance(k11, "k11"), as_float_array(k12, name="k12"), _check_variance(k22, "k22"))
+    _check_covariance(a, c, b)
+    return jnp.broadcast_arrays(a, c, b)
 
 
 def covariance_map(
@@ -250,29 +329,46 @@ def covariance_map(
     k22: ArrayLike,
     activation: str = "tanh",
     *,
-    c_w: float,
-    c_b: float = 0.0,
+    w_std: float | None = None,
+    b_std: float = _ZERO,
     nodes: int = PAIR_NODES,
+    c_w: float | None = None,
+    c_b: float | None = None,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """One layer of the NNGP recursion for two inputs: (K_aa, K_ab, K_bb) -> the next layer's.
 
-    K'_xy = C_b + C_w E[phi(u_x) phi(u_y)] with (u_a, u_b) ~ N(0, [[k11, k12], [k12, k22]]).
-    Closed forms for relu, erf, identity; a nodes x nodes Gauss-Hermite rule otherwise.
+    K'_xy = b_std^2 + w_std^2 E[phi(u_x) phi(u_y)] with (u_a, u_b) ~ N(0, [[k11, k12], [k12,
+    k22]]): the step of :mod:`lecturekit.kernels` without the NTK. Closed forms for relu,
+    erf, identity; a ``nodes`` x ``nodes`` Gauss-Hermite rule otherwise.
+
+    Args:
+        k11: variances of the first input.
+        k12: covariances.
+        k22: variances of the second input.
+        activation: a name of :mod:`lecturekit.activations`.
+        w_std: weight std sigma_w.
+        b_std: bias std sigma_b.
+        nodes: quadrature nodes per dimension.
+
+    Returns:
+        (k11, k12, k22) of the next layer, each of the broadcast shape.
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> k = criticality.covariance_map(1.0, 0.0, 1.0, "relu", w_std=2**0.5)
+        >>> print([round(float(v), 6) for v in k])
+        [1.0, 0.31831, 1.0]
     """
-    act = _act.get(activation)
-    c_w, c_b = _check_weights(c_w, c_b)
-    nodes = check_positive_int(nodes, name="nodes", minimum=2)
-    a, c, b = (_check_variance(k11, "k11"), as_float_array(k12, name="k12"), _check_variance(k22, "k22"))
-    _check_covariance(a, c, b)
-    a, c, b = jnp.broadcast_arrays(a, c, b)
-    return _cov_step(a, c, b, act, c_w, c_b, nodes)
+    dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
+    c_w, c_b = _weight_variances(w_std, b_std, c_w, c_b)
+    return _cov_step(*_check_pair(k11, k12, k22), dual, c_w, c_b)
 
 
-@partial(jax.jit, static_argnums=(3, 6))
-def _cov_step(a, c, b, act, c_w, c_b, nodes):
-    k11 = c_b + c_w * _pair_expectation(act, a, a, a, nodes)
-    k22 = c_b + c_w * _pair_expectation(act, b, b, b, nodes)
-    k12 = c_b + c_w * _pair_expectation(act, a, c, b, nodes)
+@partial(jax.jit, static_argnums=(3,))
+def _cov_step(a, c, b, dual, c_w, c_b):
+    k11 = _kernels._next_layer(dual(a, a, a), c_w, c_b)[0]
+    k22 = _kernels._next_layer(dual(b, b, b), c_w, c_b)[0]
+    k12 = _kernels._next_layer(dual(a, c, b), c_w, c_b)[0]
     return k11, k12, k22
 
 
@@ -281,17 +377,35 @@ def correlation_map(
     variance: ArrayLike,
     activation: str = "tanh",
     *,
-    c_w: float,
-    c_b: float = 0.0,
+    w_std: float | None = None,
+    b_std: float = _ZERO,
     nodes: int = PAIR_NODES,
+    c_w: float | None = None,
+    c_b: float | None = None,
 ) -> jax.Array:
-    """c(rho) = (C_b + C_w E[phi(u) phi(v)]) / V(K) for u, v ~ N(0, K) with correlation rho.
+    """c(rho) = (b_std^2 + w_std^2 E[phi(u) phi(v)]) / V(K) for u, v ~ N(0, K) of correlation rho.
 
     At the fixed point K = K* the denominator V(K*) equals K*, and c(1) = 1; the slope
     dc/drho at rho = 1 is chi_perp(K*).
+
+    Args:
+        rho: correlations in [-1, 1].
+        variance: the variance K of both inputs (broadcast against ``rho``).
+        activation: a name of :mod:`lecturekit.activations`.
+        w_std: weight std sigma_w.
+        b_std: bias std sigma_b.
+        nodes: quadrature nodes per dimension.
+
+    Returns:
+        Array of the broadcast shape.
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> print(round(float(criticality.correlation_map(0.0, 1.0, "relu", w_std=2**0.5)), 6))
+        0.31831
     """
-    act, r, k, c_w, c_b, nodes = _check_correlation_args(rho, variance, activation, c_w, c_b, nodes)
-    k11, k12, _ = _cov_step(k, r * k, k, act, c_w, c_b, nodes)
+    dual, r, k, c_w, c_b = _check_correlation_args(rho, variance, activation, w_std, b_std, c_w, c_b, nodes)
+    k11, k12, _ = _cov_step(k, r * k, k, dual, c_w, c_b)
     return k12 / k11
 
 
@@ -302,28 +416,45 @@ def kernel_trajectory(
     depth: int,
     activation: str = "tanh",
     *,
-    c_w: float,
-    c_b: float = 0.0,
+    w_std: float | None = None,
+    b_std: float = _ZERO,
     nodes: int = PAIR_NODES,
+    c_w: float | None = None,
+    c_b: float | None = None,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """Iterate :func:`covariance_map` ``depth`` times; each output has shape (depth + 1, *shape).
+    """Iterate :func:`covariance_map` ``depth`` times.
 
     The correlation at layer l is k12[l] / sqrt(k11[l] k22[l]).
+
+    Args:
+        k11: variances of the first input.
+        k12: covariances.
+        k22: variances of the second input.
+        depth: number of layers (>= 0).
+        activation: a name of :mod:`lecturekit.activations`.
+        w_std: weight std sigma_w.
+        b_std: bias std sigma_b.
+        nodes: quadrature nodes per dimension.
+
+    Returns:
+        (k11, k12, k22), each of shape (depth + 1, *shape), the input first.
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> k11, k12, k22 = criticality.kernel_trajectory(1.0, 0.5, 1.0, 3, "identity", w_std=1.0)
+        >>> print(k11.shape, np.asarray(k12))
+        (4,) [0.5 0.5 0.5 0.5]
     """
-    act = _act.get(activation)
-    c_w, c_b = _check_weights(c_w, c_b)
     depth = check_positive_int(depth, name="depth", minimum=0)
-    nodes = check_positive_int(nodes, name="nodes", minimum=2)
-    a, c, b = (_check_variance(k11, "k11"), as_float_array(k12, name="k12"), _check_variance(k22, "k22"))
-    _check_covariance(a, c, b)
-    a, c, b = jnp.broadcast_arrays(a, c, b)
-    return _kernel_scan(a, c, b, act, c_w, c_b, depth, nodes)
+    dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
+    c_w, c_b = _weight_variances(w_std, b_std, c_w, c_b)
+    return _kernel_scan(*_check_pair(k11, k12, k22), dual, c_w, c_b, depth)
 
 
-@partial(jax.jit, static_argnums=(3, 6, 7))
-def _kernel_scan(a, c, b, act, c_w, c_b, depth, nodes):
+@partial(jax.jit, static_argnums=(3, 6))
+def _kernel_scan(a, c, b, dual, c_w, c_b, depth):
     def step(carry, _):
-        nxt = _cov_step(*carry, act, c_w, c_b, nodes)
+        nxt = _cov_step(*carry, dual, c_w, c_b)
         return nxt, nxt
 
     _, (k11, k12, k22) = jax.lax.scan(step, (a, c, b), None, length=depth)
@@ -338,42 +469,66 @@ def _kernel_scan(a, c, b, act, c_w, c_b, depth, nodes):
 def critical_weight_variance(
     activation: str = "tanh",
     *,
-    c_b: float,
+    b_std: float | None = None,
     bracket: tuple[float, float] = (0.5, 10.0),
     iterations: int = 4000,
     nodes: int = DEFAULT_NODES,
     xtol: float = 1e-10,
+    c_b: float | None = None,
 ) -> float:
-    """The C_w at which chi_perp(K*(C_w, C_b)) = 1, for a given C_b (Brent's method).
+    """The weight variance C_W = w_std^2 at which chi_perp(K*) = 1, given b_std (Brent's method).
 
-    K*(C_w, C_b) is the fixed point reached by iterating the variance map from K = 1.
-    ``bracket`` must contain the answer (chi_perp - 1 changes sign on it). For tanh and
-    erf at C_b = 0 the answer is C_w = 1 (where K* = 0 and phi'(0)^2 C_w = 1; erf has
-    phi'(0)^2 = 4/pi, so its answer is pi/4).
+    K* is the fixed point reached by iterating the variance map from K = 1. ``bracket``
+    (of weight variances) must contain the answer (chi_perp - 1 changes sign on it). For
+    tanh at b_std = 0 the answer is C_W = 1 (where K* = 0 and phi'(0)^2 C_W = 1); erf has
+    phi'(0)^2 = 4/pi, so its answer is pi/4.
+
+    Args:
+        activation: a name of :mod:`lecturekit.activations`.
+        b_std: bias std sigma_b.
+        bracket: (lo, hi) weight variances around the answer.
+        iterations: variance-map iterations for each K*.
+        nodes: quadrature nodes.
+        xtol: absolute tolerance on C_W.
+
+    Returns:
+        The critical C_W (a float; the critical sigma_w is its square root).
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> c_w = criticality.critical_weight_variance("erf", b_std=0.3, bracket=(0.5, 3.0))
+        >>> print(round(c_w, 6))
+        1.521948
     """
-    act = _act.get(activation)
-    c_b = check_real(c_b, name="c_b", nonnegative=True)
+    dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes"))
+    if c_b is not None:  # the former name: the variance itself
+        if b_std is not None:
+            raise TypeError("give b_std or c_b (its square), not both")
+        c_b = check_real(c_b, name="c_b", nonnegative=True)
+    elif b_std is None:
+        raise TypeError("b_std is required (the std sigma of the b entries; c_b = b_std^2 is its former name)")
+    else:
+        c_b = check_real(b_std, name="b_std", nonnegative=True) ** 2
     if isinstance(bracket, (str, bytes)) or not hasattr(bracket, "__len__") or len(bracket) != 2:
         raise TypeError(f"bracket must be a pair (lo, hi) of weight variances, got {bracket!r}")
     lo, hi = (check_real(v, name="bracket", positive=True) for v in bracket)
     if not lo < hi:
         raise ValueError(f"bracket must satisfy lo < hi, got {bracket}")
     iterations = check_positive_int(iterations, name="iterations")
-    nodes = check_positive_int(nodes, name="nodes")
     xtol = check_real(xtol, name="xtol", positive=True)
     # the map is evaluated in the default float dtype: below its rounding the root is noise
     warn_if_below_precision(xtol, float_dtype(), name="xtol", scale=hi)
 
     def excess(c_w: float) -> float:
-        # the argument types of fixed_point(..., c_w=float, c_b=float): one compilation for both
+        # the argument types of fixed_point(..., float, float): one compilation for both
         k0, cw, cb = (jnp.asarray(np.float64(v)) for v in (1.0, c_w, c_b))
-        k = _trajectory(k0, cw, cb, act, iterations, nodes)[-1]
-        return float(_chi_perp(k, act, cw, nodes)) - 1.0
+        k = _trajectory(k0, cw, cb, dual, iterations)[-1]
+        return float(_chi_perp(k, dual, cw)) - 1.0
 
     f_lo, f_hi = excess(lo), excess(hi)
     if f_lo * f_hi > 0:
         raise ValueError(
-            f"bracket {bracket} does not contain the critical C_w (chi_perp - 1 = {f_lo:.3g} and {f_hi:.3g})"
+            f"bracket {bracket} does not contain the critical C_W (chi_perp - 1 = {f_lo:.3g} and {f_hi:.3g})"
         )
     return float(scipy.optimize.brentq(excess, lo, hi, xtol=xtol))
 
@@ -383,28 +538,45 @@ def correlation_slope(
     variance: ArrayLike,
     activation: str = "tanh",
     *,
-    c_w: float,
-    c_b: float = 0.0,
+    w_std: float | None = None,
+    b_std: float = _ZERO,
     nodes: int = PAIR_NODES,
+    c_w: float | None = None,
+    c_b: float | None = None,
 ) -> jax.Array:
     """dc/drho of the correlation map :func:`correlation_map` at (rho, K = ``variance``).
 
     With u, v ~ N(0, K) of correlation rho, Price's theorem gives
-    dc/drho = C_w K E[phi'(u) phi'(v)] / V(K). At a fixed point K = K* (so V(K*) = K*):
+    dc/drho = C_W K E[phi'(u) phi'(v)] / V(K), C_W = w_std^2. At a fixed point K = K*:
 
     * at rho = 1 it is chi_perp(K*), the rate at which 1 - rho_l -> 0 in the ordered phase;
     * at the fixed point rho* < 1 of the chaotic phase it is the rate of rho_l - rho* -> 0,
       and the correlation depth scale there is -1 / ln c'(rho*) (Schoenholz et al. 2017).
+
+    Args:
+        rho: correlations in [-1, 1].
+        variance: the variance K of both inputs.
+        activation: a name of :mod:`lecturekit.activations`.
+        w_std: weight std sigma_w.
+        b_std: bias std sigma_b.
+        nodes: quadrature nodes per dimension.
+
+    Returns:
+        Array of the broadcast shape of ``rho`` and ``variance``.
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> print(round(float(criticality.correlation_slope(1.0, 1.0, "relu", w_std=2**0.5)), 12))
+        1.0
     """
-    act, r, k, c_w, c_b, nodes = _check_correlation_args(rho, variance, activation, c_w, c_b, nodes)
-    return _correlation_slope(r, k, act, c_w, c_b, nodes)
+    dual, r, k, c_w, c_b = _check_correlation_args(rho, variance, activation, w_std, b_std, c_w, c_b, nodes)
+    return _correlation_slope(r, k, dual, c_w, c_b)
 
 
-@partial(jax.jit, static_argnums=(2, 5))
-def _correlation_slope(r, k, act, c_w, c_b, nodes):
-    duals = _kernels.dual_fn(act, nodes=nodes)
-    e_dphi = duals(k, r * k, k)[1]
-    v = c_b + c_w * duals(k, k, k)[0]
+@partial(jax.jit, static_argnums=(2,))
+def _correlation_slope(r, k, dual, c_w, c_b):
+    e_dphi = dual(k, r * k, k).dphi
+    v = _kernels._next_layer(dual(k, k, k), c_w, c_b)[0]
     return c_w * k * e_dphi / v
 
 
@@ -439,9 +611,28 @@ def layer_mean_squares(
     v_hidden are V_w * fan_in: C_w for fan-in scaling, the fan-in itself for N(0, 1) weights.
     Since ||x||^2 / n0 = 1, the first layer has K^(1) = v_first.
 
-    Returns (z_sq, phi_sq), each of shape (count, depth):
-    z_sq[:, l - 1] = (1/n) ||z^(l)||^2 and phi_sq[:, l - 1] = (1/n) ||phi(z^(l))||^2, one row per
-    network. Given layer l, E[z_sq[:, l] | layer l] = v_hidden * phi_sq[:, l - 1] exactly.
+    Given layer l, E[z_sq[:, l] | layer l] = v_hidden * phi_sq[:, l - 1] exactly.
+
+    Args:
+        key: a ``jax.random`` key.
+        n0: input dimension.
+        width: hidden width n.
+        depth: number of hidden layers.
+        count: number of networks.
+        v_first: fan-in times the weight variance of the first layer.
+        v_hidden: fan-in times the weight variance of the later layers.
+        activation: a name of :mod:`lecturekit.activations`.
+
+    Returns:
+        (z_sq, phi_sq), each of shape (count, depth): z_sq[:, l - 1] = (1/n) ||z^(l)||^2 and
+        phi_sq[:, l - 1] = (1/n) ||phi(z^(l))||^2, one row per network.
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> z_sq, phi_sq = criticality.layer_mean_squares(
+        ...     jax.random.key(0), n0=3, width=4, depth=5, count=2, v_first=2.0, v_hidden=2.0)
+        >>> print(z_sq.shape, bool(jnp.all(phi_sq <= z_sq)))
+        (2, 5) True
     """
     check_key(key)
     n0 = check_positive_int(n0, name="n0")
@@ -495,26 +686,48 @@ def sample_network_kernels(
     count: int,
     max_width: int | None = None,
     activation: str = "relu",
-    c_w: float = 2.0,
-    c_b: float = 0.0,
+    w_std: float = _SQRT2,
+    b_std: float = _ZERO,
+    c_w: float | None = None,
+    c_b: float | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """Exact Monte Carlo of ``count`` random networks (NTK parameterization) at the inputs x.
 
-    Network: K_hat^(1) = C_b + C_w x x^T / n0, hidden widths ``width``, ``depth`` hidden layers.
+    With C_W = w_std^2 and C_B = b_std^2 (defaults: sqrt(2) and 0, He-ReLU): the network has
+    K_hat^(1) = C_B + C_W x x^T / n0, hidden widths ``width``, ``depth`` hidden layers.
     Given layer l, the neurons z^(l+1)_i = (z^(l+1)_{i, alpha})_alpha, i = 1..n, are i.i.d.
-    N(0, K_hat^(l+1)) with K_hat^(l+1) = C_b + (C_w / n) phi(z^(l)) phi(z^(l))^T (each neuron uses
-    its own row of Gaussian weights), so drawing them layer by layer from these Gaussians has
-    exactly the law of the network at the k inputs, with O(k n) numbers per layer, not n^2.
-
-    x: (k, n0). Returns (zz, k_hat), both of shape (count, depth, k, k):
-    zz[:, l] = (1/n) z^(l+1) z^(l+1)^T (the layer average of hidden layer l + 1) and
-    k_hat[:, l] = C_b + C_w phi(z^(l+1)) phi(z^(l+1))^T / n, the covariance of the next layer
-    given the first l + 1: the output covariance given the hidden layers of the network cut
-    after l + 1 hidden layers (readout with the same C_w, C_b).
+    N(0, K_hat^(l+1)) with K_hat^(l+1) = C_B + (C_W / n) phi(z^(l)) phi(z^(l))^T (each neuron
+    uses its own row of Gaussian weights), so drawing them layer by layer from these Gaussians
+    has exactly the law of the network at the k inputs, with O(k n) numbers per layer, not n^2.
 
     Every layer draws ``max_width`` (default ``width``) neurons and uses the first ``width``,
     so one compilation serves all widths up to ``max_width``. Draws are float32 (their
     rounding, 1e-7 relative, is far below any Monte Carlo error); products are float64.
+
+    Args:
+        key: a ``jax.random`` key.
+        x: inputs (k, n0).
+        width: hidden width n.
+        depth: number of hidden layers.
+        count: number of networks.
+        max_width: neurons drawn per layer (>= width).
+        activation: a name of :mod:`lecturekit.activations`.
+        w_std: weight std sigma_w.
+        b_std: bias std sigma_b.
+
+    Returns:
+        (zz, k_hat), both of shape (count, depth, k, k): zz[:, l] = (1/n) z^(l+1) z^(l+1)^T
+        (the layer average of hidden layer l + 1) and k_hat[:, l] = C_B + C_W phi(z^(l+1))
+        phi(z^(l+1))^T / n, the covariance of the next layer given the first l + 1 (the
+        output covariance of the network cut after l + 1 hidden layers, readout with the
+        same w_std, b_std).
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> zz, k_hat = criticality.sample_network_kernels(
+        ...     jax.random.key(0), jnp.ones((2, 3)), 8, depth=2, count=5)
+        >>> print(zz.shape, k_hat.shape)
+        (5, 2, 2, 2) (5, 2, 2, 2)
     """
     check_key(key)
     x = as_float_array(x, name="x", ndim=2, nonempty=True)
@@ -524,7 +737,7 @@ def sample_network_kernels(
         raise ValueError(f"width must be <= max_width = {max_width}, got {width}")
     depth = check_positive_int(depth, name="depth")
     count = check_positive_int(count, name="count")
-    c_w, c_b = _check_weights(c_w, c_b)
+    c_w, c_b = _weight_variances(w_std, b_std, c_w, c_b, w_default=_SQRT2)
     act = _act.get(activation)
     return _sample_network_kernels(key, x, width, c_w, c_b, depth, count, max_width, act)
 
@@ -557,6 +770,18 @@ def relu_layer_factor_moments(width: int, orders: int = 4) -> np.ndarray:
     X_l i.i.d. (B is the number of active neurons and the sum of their relu^2 is chi^2_B given
     B). Exact: E[X^k] = (2/n)^k E[B (B + 2) ... (B + 2k - 2)]. In particular E[X] = 1 and
     E[X^2] = 1 + 5/n.
+
+    Args:
+        width: hidden width n.
+        orders: highest moment.
+
+    Returns:
+        NumPy array (orders,) of E[X], E[X^2], ...
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> print(np.round(criticality.relu_layer_factor_moments(10, orders=2), 12))
+        [1.  1.5]
     """
     n = check_positive_int(width, name="width")
     orders = check_positive_int(orders, name="orders")
@@ -572,6 +797,18 @@ def relu_output_excess_kurtosis(width: ArrayLike, depth: int) -> np.ndarray:
     n = ``width`` (all L = ``depth`` hidden layers), C_w = 2, C_b = 0 in every layer: f is
     N(0, K_hat^(L+1)) given the hidden layers, so its excess kurtosis is
     3 Var(K_hat) / E[K_hat]^2 = 3 (E[X^2]^L - 1) (see :func:`relu_layer_factor_moments`).
+
+    Args:
+        width: widths n (array, >= 1).
+        depth: number of hidden layers L.
+
+    Returns:
+        NumPy array of the shape of ``width``.
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> print(criticality.relu_output_excess_kurtosis(np.array([5.0]), 1))
+        [3.]
     """
     n = np.asarray(as_float_array(width, name="width"), dtype=float)
     if np.any(n < 1):
@@ -589,7 +826,23 @@ def relu_output_mixture(
     variance K^(1) = ``k1``. Per layer B ~ Bin(n, 1/2) neurons are active and the sum of their
     relu^2 is chi^2_B (0 if B = 0); f ~ N(0, K_hat^(L+1)) given the layers. All are drawn by
     inverting their CDFs (scipy.stats) at uniforms from ``key``: exact, and it compiles no
-    sampler. Returns NumPy arrays (f, k_out) of shape (count,).
+    sampler.
+
+    Args:
+        key: a ``jax.random`` key.
+        width: hidden width n.
+        depth: number of hidden layers L.
+        count: number of networks.
+        k1: first-layer variance K^(1).
+
+    Returns:
+        NumPy arrays (f, k_out), each of shape (count,).
+
+    Example:
+        >>> from lecturekit import criticality
+        >>> f, k_out = criticality.relu_output_mixture(jax.random.key(0), 16, count=4)
+        >>> print(f.shape, bool(np.all(k_out >= 0)))
+        (4,) True
     """
     check_key(key)
     n = check_positive_int(width, name="width")
@@ -604,17 +857,16 @@ def relu_output_mixture(
     return np.sqrt(k_out) * scipy.stats.norm.ppf(u[-1]), k_out
 
 
-def _check_correlation_args(rho, variance, activation, c_w, c_b, nodes):
-    """Validated (activation, rho, variance broadcast together, c_w, c_b, nodes) of the
-    correlation map and its slope; rho is clipped to [-1, 1] after the range check."""
-    act = _act.get(activation)
-    c_w, c_b = _check_weights(c_w, c_b)
-    nodes = check_positive_int(nodes, name="nodes", minimum=2)
+def _check_correlation_args(rho, variance, activation, w_std, b_std, c_w, c_b, nodes):
+    """Validated (dual, rho, variance broadcast together, C_W, C_B) of the correlation map and
+    its slope; rho is clipped to [-1, 1] after the range check."""
+    dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
+    c_w, c_b = _weight_variances(w_std, b_std, c_w, c_b)
     r = as_float_array(rho, name="rho")
-    r_np = _concrete(r)
+    r_np = concrete(r)
     if r_np is not None and np.any(np.abs(r_np) > 1.0 + 1e-12):
         raise ValueError("rho is a correlation and must lie in [-1, 1]")
     k = _check_variance(variance, "variance")
     check_broadcastable(rho=r, variance=k)
     r, k = jnp.broadcast_arrays(jnp.clip(r, -1.0, 1.0), k)
-    return act, r, k, c_w, c_b, nodes
+    return dual, r, k, c_w, c_b

@@ -1,4 +1,4 @@
-"""Dual activations and the infinite-width NNGP and NTK of fully connected networks.
+"""The infinite-width NNGP and NTK of fully connected networks: the one kernel recursion.
 
 Conventions (those of the neural-tangents library, NTK parameterization):
 
@@ -12,14 +12,17 @@ Conventions (those of the neural-tangents library, NTK parameterization):
 
   where (u, v) is centred Gaussian with covariance [[K(x,x), K(x,x')], [K(x,x'), K(x',x')]].
 
-The Gaussian expectations E[phi(u) phi(v)] and E[phi'(u) phi'(v)] (the dual activation of
-phi and of phi') are available in closed form for ReLU (arc-cosine kernels), erf and the
-identity, and by Gauss-Hermite quadrature for every other activation.
+This layer-to-layer step is written once (``_next_layer`` in this module); :func:`mlp_kernels`
+(and so ``nets.MLP.kernels``) iterates it over the layers, and the signal-propagation maps of
+:mod:`lecturekit.criticality` (variance, covariance and correlation maps) are the same step
+without the NTK. The Gaussian expectations E[phi(u) phi(v)] and E[phi'(u) phi'(v)] (the
+dual activation of phi and of phi') come from :mod:`lecturekit.gaussian`: closed forms for
+ReLU (arc-cosine kernels), erf and the identity, Gauss-Hermite quadrature otherwise.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache, partial
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -28,31 +31,28 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from . import activations as _act
-from ._validation import (
-    as_float_array, check_broadcastable, check_inputs_pair, check_positive_int, check_range, check_real, concrete,
-    is_traced,
-)
+from . import gaussian as _gaussian
+from ._validation import as_float_array, check_inputs_pair, check_positive_int, check_range, check_real, is_traced
 
-# Probabilists' Gauss-Hermite rule: E[g(z)] for z ~ N(0, 1) is sum_i w_i g(z_i). With 128 x 128
-# nodes the smooth activations (tanh, softplus, swish) are integrated to ~1e-9 for
-# variances up to a few units (tested against adaptive quadrature in tests/test_kernels.py).
-QUADRATURE_NODES = 128
+# aliases until ch03, tests/validation_cases.py and tests/test_criticality.py use lecturekit.gaussian
+from .gaussian import QUADRATURE_NODES, dual_expectations, dual_fn, gauss_hermite_rule  # noqa: F401
 
-
-def gauss_hermite_rule(nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Probabilists' Gauss-Hermite nodes z_i and weights w_i (summing to 1):
-    E[g(z)] ~ sum_i w_i g(z_i) for z ~ N(0, 1), exact for polynomials of degree < 2 nodes."""
-    return _gauss_hermite_rule(check_positive_int(nodes, name="nodes"))
-
-
-@lru_cache(maxsize=None)
-def _gauss_hermite_rule(nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    z, w = np.polynomial.hermite_e.hermegauss(nodes)
-    return z, w / np.sqrt(2.0 * np.pi)
+__all__ = ["Kernels", "relu_nngp_sphere", "relu_ntk_sphere", "mlp_kernels", "TILE"]
 
 
 class Kernels(NamedTuple):
-    """The two infinite-width kernels of a network on a pair of input batches."""
+    """The two infinite-width kernels of a network on a pair of input batches.
+
+    Attributes:
+        nngp: (n1, n2) NNGP K(x1_i, x2_j), the covariance of the output at initialization.
+        ntk: (n1, n2) NTK Theta(x1_i, x2_j).
+
+    Example:
+        >>> from lecturekit import kernels
+        >>> k = kernels.mlp_kernels(jnp.eye(3), depth=1)
+        >>> print(k.nngp.shape, k.ntk.shape)
+        (3, 3) (3, 3)
+    """
 
     nngp: jax.Array
     ntk: jax.Array
@@ -69,6 +69,17 @@ def relu_nngp_sphere(xi: ArrayLike) -> jax.Array:
     the kernel of f(x) = m^(-1/2) sum_i v_i sqrt(2) max(0, w_i.x), w_i ~ N(0, I).
     Exact at xi = +-1 (inputs are clipped to [-1, 1] to absorb rounding; a value farther
     outside than rounding, sqrt(eps) of its dtype, is a ValueError).
+
+    Args:
+        xi: cosines <x, x'> of unit vectors, any shape.
+
+    Returns:
+        Array of the shape of ``xi``.
+
+    Example:
+        >>> from lecturekit import kernels
+        >>> print(np.round(np.asarray(kernels.relu_nngp_sphere(jnp.array([-1.0, 0.0, 1.0]))), 6))
+        [0.       0.31831  1.      ]
     """
     xi = _cosine(xi)
     return (xi * (jnp.pi - jnp.arccos(xi)) + jnp.sqrt(1.0 - xi**2)) / jnp.pi
@@ -79,6 +90,17 @@ def relu_ntk_sphere(xi: ArrayLike) -> jax.Array:
 
     The second term is xi times the dual of the derivative, 2 E[1{w.x>0} 1{w.x'>0}]
     = (pi - arccos xi)/pi, i.e. the contribution of the hidden-layer weights.
+
+    Args:
+        xi: cosines <x, x'> of unit vectors, any shape.
+
+    Returns:
+        Array of the shape of ``xi``; equal to 2 at xi = 1.
+
+    Example:
+        >>> from lecturekit import kernels
+        >>> print(np.round(np.asarray(kernels.relu_ntk_sphere(jnp.array([-1.0, 0.0, 1.0]))), 6))
+        [0.       0.31831  2.      ]
     """
     xi = _cosine(xi)
     return relu_nngp_sphere(xi) + xi * (jnp.pi - jnp.arccos(xi)) / jnp.pi
@@ -93,109 +115,19 @@ def _cosine(xi: ArrayLike) -> jax.Array:
 
 
 # --------------------------------------------------------------------------------------
-# Dual activations for general variances
+# The one layer-to-layer step
 
 
-def _correlation(k11: jax.Array, k12: jax.Array, k22: jax.Array) -> tuple[jax.Array, jax.Array]:
-    norm = jnp.sqrt(k11 * k22)
-    safe = jnp.where(norm > 0, norm, 1.0)
-    rho = jnp.clip(jnp.where(norm > 0, k12 / safe, 0.0), -1.0, 1.0)
-    return norm, rho
+def _next_layer(duals: _gaussian.Duals, weight, bias, ntk=None):
+    """One dense layer after the activation: K_new = weight E[phi phi] + bias and, if ``ntk``
+    (Theta_old) is given, Theta_new = K_new + weight E[phi' phi'] Theta_old.
 
-
-def _relu_duals(k11, k12, k22):
-    # Cho & Saul arc-cosine kernels of degree 1 and 0 for phi = max(0, .).
-    norm, rho = _correlation(k11, k12, k22)
-    theta = jnp.arccos(rho)
-    e_phi = norm * (jnp.sqrt(1.0 - rho**2) + (jnp.pi - theta) * rho) / (2.0 * jnp.pi)
-    e_dphi = jnp.where(norm > 0, (jnp.pi - theta) / (2.0 * jnp.pi), 0.0)
-    return e_phi, e_dphi
-
-
-def _erf_duals(k11, k12, k22):
-    a, b = 1.0 + 2.0 * k11, 1.0 + 2.0 * k22
-    ratio = jnp.clip(2.0 * k12 / jnp.sqrt(a * b), -1.0, 1.0)
-    e_phi = (2.0 / jnp.pi) * jnp.arcsin(ratio)
-    e_dphi = (4.0 / jnp.pi) / jnp.sqrt(a * b - 4.0 * k12**2)
-    return e_phi, e_dphi
-
-
-def _identity_duals(k11, k12, k22):
-    return k12, jnp.ones_like(k12)
-
-
-@lru_cache(maxsize=None)  # one function per (activation, nodes): compiled callers are cached by it
-def _quadrature_duals(activation: _act.Activation, nodes: int):
-    z, w = gauss_hermite_rule(nodes)  # NumPy constants: the cached closure holds no JAX values
-    z1, z2 = z[:, None], z[None, :]
-    w2 = w[:, None] * w[None, :]
-
-    def scalar(k11, k12, k22):
-        # (u, v) = S z with S the symmetric square root of the covariance, so that the rule
-        # is exactly symmetric under swapping the two inputs: S = (C + s I) / t with
-        # s = sqrt(det C), t = sqrt(tr C + 2 s).
-        s = jnp.sqrt(jnp.maximum(k11 * k22 - k12**2, 0.0))
-        t = jnp.sqrt(k11 + k22 + 2.0 * s)
-        t = jnp.where(t > 0, t, 1.0)
-        u = ((k11 + s) * z1 + k12 * z2) / t
-        v = (k12 * z1 + (k22 + s) * z2) / t
-        e_phi = jnp.sum(w2 * activation.fn(u) * activation.fn(v))
-        e_dphi = jnp.sum(w2 * activation.grad(u) * activation.grad(v))
-        return e_phi, e_dphi
-
-    def duals(k11, k12, k22):
-        shape = jnp.broadcast_shapes(k11.shape, k12.shape, k22.shape)
-        a = jnp.broadcast_to(k11, shape).reshape(-1, shape[-1] if shape else 1)
-        c = jnp.broadcast_to(k12, shape).reshape(a.shape)
-        b = jnp.broadcast_to(k22, shape).reshape(a.shape)
-        # lax.map over rows keeps memory at (row length) x nodes^2.
-        e_phi, e_dphi = jax.lax.map(lambda r: jax.vmap(scalar)(*r), (a, c, b))
-        return e_phi.reshape(shape), e_dphi.reshape(shape)
-
-    return duals
-
-
-_CLOSED_FORMS = {"relu": _relu_duals, "erf": _erf_duals, "identity": _identity_duals}
-
-
-def dual_expectations(
-    activation: str,
-    k11: ArrayLike,
-    k12: ArrayLike,
-    k22: ArrayLike,
-    *,
-    quadrature: bool = False,
-    nodes: int = QUADRATURE_NODES,
-) -> tuple[jax.Array, jax.Array]:
-    """E[phi(u) phi(v)] and E[phi'(u) phi'(v)] for (u, v) ~ N(0, [[k11, k12], [k12, k22]]).
-
-    Closed forms for "relu" (arc-cosine), "erf" and "identity"; Gauss-Hermite quadrature
-    with ``nodes`` x ``nodes`` points otherwise (or when ``quadrature=True``, which is
-    how the closed forms are tested). Arrays broadcast against each other.
+    ``duals`` are the dual-activation values at the old kernel (a pair of inputs, or the
+    diagonal); ``weight`` = w_std^2, ``bias`` = b_std^2. Returns (K_new, Theta_new or None).
+    Used by :func:`mlp_kernels` and by every map of :mod:`lecturekit.criticality`.
     """
-    act = _act.get(activation)
-    k11 = as_float_array(k11, name="k11")
-    k12 = as_float_array(k12, name="k12")
-    k22 = as_float_array(k22, name="k22")
-    check_broadcastable(k11=k11, k12=k12, k22=k22)
-    check_range(k11, name="k11", lo=0.0, what="a variance")
-    check_range(k22, name="k22", lo=0.0, what="a variance")
-    a, c, b = concrete(k11), concrete(k12), concrete(k22)
-    if a is not None and c is not None and b is not None and np.any(c**2 > a * b * (1 + 1e-9) + 1e-300):
-        raise ValueError("k12 must satisfy k12^2 <= k11 k22 (a valid 2x2 covariance)")
-    nodes = check_positive_int(nodes, name="nodes", minimum=2)
-    return dual_fn(act, quadrature=quadrature, nodes=nodes)(k11, k12, k22)
-
-
-def dual_fn(activation: str | _act.Activation, *, quadrature: bool = False, nodes: int = QUADRATURE_NODES):
-    """The function (k11, k12, k22) -> (E[phi(u) phi(v)], E[phi'(u) phi'(v)]) behind
-    :func:`dual_expectations`, without checks of its array inputs: pure jnp, usable inside ``jit``,
-    ``vmap`` and ``lax.scan`` (callers validate their own inputs)."""
-    act = _act.get(activation)
-    nodes = check_positive_int(nodes, name="nodes", minimum=2)
-    if not quadrature and act.name in _CLOSED_FORMS:
-        return _CLOSED_FORMS[act.name]
-    return _quadrature_duals(act, nodes)
+    k_new = weight * duals.phi + bias
+    return k_new, (None if ntk is None else k_new + weight * duals.dphi * ntk)
 
 
 # --------------------------------------------------------------------------------------
@@ -219,6 +151,29 @@ def mlp_kernels(
     Implements the recursion in the module docstring for inputs x1 (n1, d) and x2 (n2, d)
     (``x2=None`` means x2 = x1) and returns a :class:`Kernels` of (n1, n2) arrays.
     ``quadrature=True`` forces Gauss-Hermite quadrature even where a closed form exists.
+    Large kernels are computed in tiles of :data:`TILE` rows and columns.
+
+    Args:
+        x1: inputs (n1, d).
+        x2: inputs (n2, d), or None for x1 (a symmetric kernel, diagonal exact).
+        depth: number of hidden layers (>= 1).
+        activation: a name of :mod:`lecturekit.activations`.
+        w_std: weight std sigma_w of the hidden layers.
+        b_std: bias std sigma_b of the hidden layers.
+        out_w_std: weight std of the readout layer.
+        out_b_std: bias std of the readout layer.
+        quadrature: use the Gauss-Hermite rule even for relu, erf, identity.
+
+    Returns:
+        :class:`Kernels` (nngp, ntk), each (n1, n2).
+
+    Example:
+        >>> from lecturekit import kernels
+        >>> x = jnp.array([[1.0, 0.0], [0.0, 1.0]]) * 2**0.5   # unit inputs: x.x/d = 1
+        >>> k = kernels.mlp_kernels(x, depth=1)
+        >>> xi = jnp.array([1.0, 0.0])
+        >>> bool(jnp.allclose(k.ntk[0], kernels.relu_ntk_sphere(xi)))
+        True
     """
     a, b = check_inputs_pair(x1, x2)
     depth = check_positive_int(depth, name="depth")
@@ -227,7 +182,7 @@ def mlp_kernels(
     b2 = check_real(b_std, name="b_std", nonnegative=True) ** 2
     ow2 = check_real(out_w_std, name="out_w_std", nonnegative=True) ** 2
     ob2 = check_real(out_b_std, name="out_b_std", nonnegative=True) ** 2
-    return _recursion(a, b, depth, dual_fn(act, quadrature=quadrature), w2, b2, ow2, ob2)
+    return _recursion(a, b, depth, _gaussian.dual_fn(act, quadrature=quadrature), w2, b2, ow2, ob2)
 
 
 def _recursion(a, b, depth, duals, w2, b2, ow2, ob2) -> Kernels:
@@ -248,9 +203,9 @@ def _recursion(a, b, depth, duals, w2, b2, ow2, ob2) -> Kernels:
     return _tiled_recursion(np.asarray(a), np.asarray(b), symmetric, depth, duals, scalars)
 
 
-#: Kernels with more than TILE rows or columns are assembled from TILE x TILE tiles, each one
-#: compiled call: memory stays at a few tiles besides the result (10000 inputs: 2 x 0.8 GB).
 TILE = 2048
+"""Kernels with more than TILE rows or columns are assembled from TILE x TILE tiles, each one
+compiled call: memory stays at a few tiles besides the result (10000 inputs: 2 x 0.8 GB)."""
 
 
 def _tiled_recursion(a: np.ndarray, b: np.ndarray, symmetric: bool, depth, duals, scalars) -> Kernels:
@@ -295,7 +250,7 @@ def _layer_variances(x, depth, duals, w2, b2, ow2, ob2) -> jax.Array:
     for layer in range(depth):
         variances.append(k)
         weight, bias = (ow2, ob2) if layer == depth - 1 else (w2, b2)
-        k = weight * duals(k, k, k)[0] + bias
+        k = _next_layer(duals(k, k, k), weight, bias)[0]
     return jnp.stack(variances)
 
 
@@ -313,7 +268,5 @@ def _kernel_tile(a, b, var_a, var_b, diag_offset, depth, duals, w2, b2, ow2, ob2
         weight, bias = (ow2, ob2) if layer == depth - 1 else (w2, b2)
         k11, k22 = var_a[layer][:, None], var_b[layer][None, :]
         k12 = jnp.where(on_diagonal, k11, k12)
-        e12, de12 = duals(k11, k12, k22)
-        k12 = weight * e12 + bias
-        ntk12 = k12 + weight * de12 * ntk12
+        k12, ntk12 = _next_layer(duals(k11, k12, k22), weight, bias, ntk12)
     return k12, ntk12

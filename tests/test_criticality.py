@@ -9,17 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lecturekit import criticality as cr
-from lecturekit import kernels
+from lecturekit import gaussian
 
 jax.config.update("jax_enable_x64", True)
 
 
 def test_quadrature_is_exact_for_polynomials():
     k = jnp.array([0.1, 1.0, 3.0])
-    assert np.allclose(cr.gaussian_expectation(lambda z: z**2, k), k, rtol=1e-13)
-    assert np.allclose(cr.gaussian_expectation(lambda z: z**4, k), 3 * k**2, rtol=1e-13)
-    assert np.allclose(cr.gaussian_expectation(lambda z: z**6, k, nodes=4), 15 * k**3, rtol=1e-12)
-    z, w = cr.gauss_hermite(20)
+    assert np.allclose(gaussian.expectation(lambda z: z**2, k), k, rtol=1e-13)
+    assert np.allclose(gaussian.expectation(lambda z: z**4, k), 3 * k**2, rtol=1e-13)
+    assert np.allclose(gaussian.expectation(lambda z: z**6, k, nodes=4), 15 * k**3, rtol=1e-12)
+    z, w = gaussian.gauss_hermite_rule(20)
     assert z.shape == w.shape == (20,) and abs(float(w.sum()) - 1) < 1e-14
 
 
@@ -27,69 +27,69 @@ def test_quadrature_is_exact_for_polynomials():
 @given(k=st.floats(0.0, 10.0), c_w=st.floats(0.0, 5.0), c_b=st.floats(0.0, 2.0))
 def test_relu_variance_map_is_linear(k, c_w, c_b):
     # E_K[relu(z)^2] = K / 2 exactly.
-    got = float(cr.variance_map(k, "relu", c_w=c_w, c_b=c_b))
+    got = float(cr.variance_map(k, "relu", w_std=c_w**0.5, b_std=c_b**0.5))
     assert got == pytest.approx(c_b + c_w * k / 2, rel=1e-6, abs=1e-9)
 
 
 def test_identity_and_relu_susceptibilities():
     k = jnp.array([0.2, 1.0, 5.0])
-    assert np.allclose(cr.chi_parallel(k, "identity", c_w=1.7), 1.7)
-    assert np.allclose(cr.chi_perp(k, "identity", c_w=1.7), 1.7)
-    # ReLU: chi_par = chi_perp = C_w / 2 (up to quadrature error of the kink, ~1e-3 at 128 nodes).
-    assert np.allclose(cr.chi_perp(k, "relu", c_w=2.0), 1.0, atol=2e-2)
-    assert np.allclose(cr.chi_parallel(k, "relu", c_w=2.0), 1.0, atol=2e-2)
+    assert np.allclose(cr.chi_parallel(k, "identity", w_std=1.7**0.5), 1.7)
+    assert np.allclose(cr.chi_perp(k, "identity", w_std=1.7**0.5), 1.7)
+    # ReLU: chi_par = chi_perp = C_w / 2 (chi_perp from the closed form, chi_par by symmetric quadrature).
+    assert np.allclose(cr.chi_perp(k, "relu", w_std=2.0**0.5), 1.0, rtol=1e-15)
+    assert np.allclose(cr.chi_parallel(k, "relu", w_std=2.0**0.5), 1.0, atol=2e-2)
 
 
 @pytest.mark.parametrize("name", ["tanh", "erf", "softplus", "sin"])
 def test_chi_parallel_is_the_slope_of_the_variance_map(name):
     k = jnp.array([0.05, 0.4, 2.0])
-    act = cr._act.get(name)
-    slope = jax.vmap(jax.grad(lambda v: cr._variance_map(v, act, 1.3, 0.2, 128)))(k)
+    dual = gaussian.dual_fn(name, nodes=128)
+    slope = jax.vmap(jax.grad(lambda v: cr._variance_map(v, dual, 1.3, 0.2)))(k)
     # two quadratures of the same integral (phi'^2 + phi phi'' vs the derivative of the rule for
     # phi^2): they differ by the Gauss-Hermite error, ~1e-6 for tanh (poles at +-i pi/2)
-    assert np.allclose(cr.chi_parallel(k, name, c_w=1.3), slope, rtol=1e-5)
+    assert np.allclose(cr.chi_parallel(k, name, w_std=1.3**0.5), slope, rtol=1e-5)
 
 
 def test_erf_chi_perp_closed_form():
     k = jnp.linspace(0.0, 4.0, 9)
     # E_K[erf'(z)^2] = (4/pi) E[exp(-2 z^2)] = (4/pi) / sqrt(1 + 4K)
     # rtol 1e-6: activations.erf's derivative uses a float32 constant 2/sqrt(pi) (rel. error ~3e-8)
-    assert np.allclose(cr.chi_perp(k, "erf", c_w=2.0), 2.0 * 4 / np.pi / np.sqrt(1 + 4 * k), rtol=1e-6)
+    assert np.allclose(cr.chi_perp(k, "erf", w_std=2.0**0.5), 2.0 * 4 / np.pi / np.sqrt(1 + 4 * k), rtol=1e-6)
 
 
 def test_covariance_map_matches_kernels_module():
     a, b = jnp.array([0.5, 1.0, 2.0]), jnp.array([1.5, 1.0, 0.3])
     c = jnp.array([0.3, -0.9, 0.7]) * jnp.sqrt(a * b)
     for name in ["tanh", "relu", "erf"]:
-        k11, k12, k22 = cr.covariance_map(a, c, b, name, c_w=1.4, c_b=0.1, nodes=kernels.QUADRATURE_NODES)
-        e12, _ = kernels.dual_expectations(name, a, c, b, quadrature=(name == "tanh"))
-        e11, _ = kernels.dual_expectations(name, a, a, a, quadrature=(name == "tanh"))
+        k11, k12, k22 = cr.covariance_map(a, c, b, name, w_std=1.4**0.5, b_std=0.1**0.5, nodes=gaussian.QUADRATURE_NODES)
+        e12, _ = gaussian.dual_expectations(name, a, c, b, quadrature=(name == "tanh"))
+        e11, _ = gaussian.dual_expectations(name, a, a, a, quadrature=(name == "tanh"))
         # same Gauss-Hermite rule as kernels for tanh: agreement to rounding
         assert np.allclose(k12, 0.1 + 1.4 * e12, rtol=1e-10), name
         assert np.allclose(k11, 0.1 + 1.4 * e11, rtol=1e-10), name
     # the tensor quadrature itself against the erf closed form
     act = cr._act.get("erf")
-    quad = cr._pair_expectation(cr._act.Activation("erf2", act.fn, act.grad, act.hess), a, c, b, 60)
-    assert np.allclose(quad, kernels.dual_expectations("erf", a, c, b)[0], atol=1e-10)
+    quad = gaussian.dual_fn(cr._act.Activation("erf2", act.fn, act.grad, act.hess), nodes=60)(a, c, b).phi
+    assert np.allclose(quad, gaussian.dual_expectations("erf", a, c, b).phi, atol=1e-10)
 
 
-@pytest.mark.parametrize("name, c_w, c_b", [("tanh", 1.5, 0.1), ("tanh", 0.8, 0.05), ("erf", 2.0, 0.2)])
+@pytest.mark.parametrize("name, c_w, c_b", [("tanh", 1.5, 0.1), ("tanh", 0.8, 0.05), ("erf", 2.0, 0.2)])  # C_W, C_B
 def test_correlation_map_at_fixed_point(name, c_w, c_b):
-    k_star = float(cr.fixed_point(name, c_w=c_w, c_b=c_b))
-    assert float(cr.variance_map(k_star, name, c_w=c_w, c_b=c_b)) == pytest.approx(k_star, rel=1e-10)
-    assert float(cr.correlation_map(1.0, k_star, name, c_w=c_w, c_b=c_b)) == pytest.approx(1.0, abs=1e-12)
+    k_star = float(cr.fixed_point(name, w_std=c_w**0.5, b_std=c_b**0.5))
+    assert float(cr.variance_map(k_star, name, w_std=c_w**0.5, b_std=c_b**0.5)) == pytest.approx(k_star, rel=1e-10)
+    assert float(cr.correlation_map(1.0, k_star, name, w_std=c_w**0.5, b_std=c_b**0.5)) == pytest.approx(1.0, abs=1e-12)
     # slope at rho = 1 is chi_perp (one-sided finite difference, error O(h^(1/2)) is avoided
     # by a second-order fit through three points)
     h = np.array([1e-4, 2e-4])
-    vals = np.asarray(cr.correlation_map(1.0 - h, k_star, name, c_w=c_w, c_b=c_b, nodes=80))
+    vals = np.asarray(cr.correlation_map(1.0 - h, k_star, name, w_std=c_w**0.5, b_std=c_b**0.5, nodes=80))
     slopes = (1.0 - vals) / h
     richardson = 2 * slopes[0] - slopes[1]
-    assert richardson == pytest.approx(float(cr.chi_perp(k_star, name, c_w=c_w)), rel=2e-3)
+    assert richardson == pytest.approx(float(cr.chi_perp(k_star, name, w_std=c_w**0.5)), rel=2e-3)
 
 
 def test_tanh_critical_power_law():
     # Catalogue: 2 l K_l = 1.0440 (l=10), 1.0023 (1e3), 1.0003 (1e4) with K_0 = 1, 200 nodes.
-    ks = np.asarray(cr.variance_trajectory(1.0, 10_000, "tanh", c_w=1.0, c_b=0.0, nodes=200))
+    ks = np.asarray(cr.variance_trajectory(1.0, 10_000, "tanh", w_std=1.0, b_std=0.0, nodes=200))
     assert 2 * 10 * ks[10] == pytest.approx(1.0440, abs=1e-4)
     assert 2 * 1000 * ks[1000] == pytest.approx(1.0023, abs=1e-4)
     assert 2 * 10_000 * ks[10_000] == pytest.approx(1.0003, abs=1e-4)
@@ -97,11 +97,11 @@ def test_tanh_critical_power_law():
 
 def test_trajectory_broadcasts_over_a_grid():
     cw = jnp.array([[0.5, 1.0], [1.5, 2.0]])
-    ks = cr.variance_trajectory(1.0, 5, "tanh", c_w=cw, c_b=0.1)
+    ks = cr.variance_trajectory(1.0, 5, "tanh", w_std=jnp.sqrt(cw), b_std=0.1**0.5)
     assert ks.shape == (6, 2, 2)
-    one = cr.variance_trajectory(1.0, 5, "tanh", c_w=1.5, c_b=0.1)
+    one = cr.variance_trajectory(1.0, 5, "tanh", w_std=1.5**0.5, b_std=0.1**0.5)
     assert np.allclose(ks[:, 1, 0], one)
-    k11, k12, k22 = cr.kernel_trajectory(1.0, 0.5, 2.0, 4, "relu", c_w=2.0)
+    k11, k12, k22 = cr.kernel_trajectory(1.0, 0.5, 2.0, 4, "relu", w_std=2.0**0.5)
     assert k11.shape == (5,) and np.allclose(k11, 1.0) and np.allclose(k22, 2.0)
 
 
@@ -115,50 +115,50 @@ def _erf_critical_independent(c_b):
 
 @pytest.mark.parametrize("c_b", [0.05, 0.3])
 def test_critical_line_erf(c_b):
-    assert cr.critical_weight_variance("erf", c_b=c_b) == pytest.approx(_erf_critical_independent(c_b), rel=1e-6)
+    assert cr.critical_weight_variance("erf", b_std=c_b**0.5) == pytest.approx(_erf_critical_independent(c_b), rel=1e-6)
 
 
 def test_bad_inputs():
     with pytest.raises(ValueError, match="variance"):
-        cr.variance_map(-1.0, "tanh", c_w=1.0)
+        cr.variance_map(-1.0, "tanh", w_std=1.0)
     with pytest.raises(ValueError, match="unknown activation"):
-        cr.chi_perp(1.0, "tanhh", c_w=1.0)
-    with pytest.raises(ValueError, match="c_w"):
-        cr.variance_map(1.0, "tanh", c_w=-1.0)
+        cr.chi_perp(1.0, "tanhh", w_std=1.0)
+    with pytest.raises(ValueError, match="w_std"):
+        cr.variance_map(1.0, "tanh", w_std=-1.0)
     with pytest.raises(TypeError, match="depth"):
-        cr.variance_trajectory(1.0, 2.5, "tanh", c_w=1.0)
+        cr.variance_trajectory(1.0, 2.5, "tanh", w_std=1.0)
     with pytest.raises(ValueError, match="rho"):
-        cr.correlation_map(1.5, 1.0, "tanh", c_w=1.0)
+        cr.correlation_map(1.5, 1.0, "tanh", w_std=1.0)
     with pytest.raises(ValueError, match="k12"):
-        cr.covariance_map(1.0, 2.0, 1.0, "tanh", c_w=1.0)
+        cr.covariance_map(1.0, 2.0, 1.0, "tanh", w_std=1.0)
     with pytest.raises(ValueError, match="bracket"):
-        cr.critical_weight_variance("erf", c_b=0.05, bracket=(2.0, 3.0))
+        cr.critical_weight_variance("erf", b_std=0.05**0.5, bracket=(2.0, 3.0))
     with pytest.raises(TypeError, match="fn"):
-        cr.gaussian_expectation(3.0, 1.0)
+        gaussian.expectation(3.0, 1.0)
 
 
 def test_public_maps_trace_under_jit_and_agree_with_eager_calls():
     # validation inspects only concrete values, so the public functions compose with jit and grad
     k = np.array([0.2, 1.0, 2.5])
-    traced = jax.jit(lambda v: cr.variance_map(v, "tanh", c_w=1.3, c_b=0.1))(k)
-    assert np.allclose(traced, cr.variance_map(k, "tanh", c_w=1.3, c_b=0.1), rtol=1e-13, atol=0)
-    slope = jax.jit(jax.vmap(jax.grad(lambda v: cr.variance_map(v, "tanh", c_w=1.3, c_b=0.1))))(k)
-    assert np.allclose(slope, cr.chi_parallel(k, "tanh", c_w=1.3), rtol=1e-4)
-    rho = jax.jit(lambda r: cr.correlation_map(r, 0.8, "tanh", c_w=1.5, c_b=0.1))(np.array([0.0, 0.5, 1.0]))
-    assert np.allclose(rho, cr.correlation_map(np.array([0.0, 0.5, 1.0]), 0.8, "tanh", c_w=1.5, c_b=0.1), rtol=1e-13)
+    traced = jax.jit(lambda v: cr.variance_map(v, "tanh", w_std=1.3**0.5, b_std=0.1**0.5))(k)
+    assert np.allclose(traced, cr.variance_map(k, "tanh", w_std=1.3**0.5, b_std=0.1**0.5), rtol=1e-13, atol=0)
+    slope = jax.jit(jax.vmap(jax.grad(lambda v: cr.variance_map(v, "tanh", w_std=1.3**0.5, b_std=0.1**0.5))))(k)
+    assert np.allclose(slope, cr.chi_parallel(k, "tanh", w_std=1.3**0.5), rtol=1e-4)
+    rho = jax.jit(lambda r: cr.correlation_map(r, 0.8, "tanh", w_std=1.5**0.5, b_std=0.1**0.5))(np.array([0.0, 0.5, 1.0]))
+    assert np.allclose(rho, cr.correlation_map(np.array([0.0, 0.5, 1.0]), 0.8, "tanh", w_std=1.5**0.5, b_std=0.1**0.5), rtol=1e-13)
     # repeated calls with one shape reuse one compiled map and give identical results
-    a = cr.covariance_map(k, 0.5 * k, k, "tanh", c_w=1.3, c_b=0.1)
-    b = cr.covariance_map(k, 0.5 * k, k, "tanh", c_w=1.3, c_b=0.1)
+    a = cr.covariance_map(k, 0.5 * k, k, "tanh", w_std=1.3**0.5, b_std=0.1**0.5)
+    b = cr.covariance_map(k, 0.5 * k, k, "tanh", w_std=1.3**0.5, b_std=0.1**0.5)
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
 
 
 def test_bad_covariances_and_negative_arrays():
     with pytest.raises(ValueError, match="k12"):
-        cr.kernel_trajectory(1.0, np.array([0.5, 1.5]), 1.0, 3, "relu", c_w=2.0)
+        cr.kernel_trajectory(1.0, np.array([0.5, 1.5]), 1.0, 3, "relu", w_std=2.0**0.5)
     with pytest.raises(ValueError, match="k11"):
-        cr.covariance_map(np.array([1.0, -0.5]), 0.0, 1.0, "tanh", c_w=1.0)
+        cr.covariance_map(np.array([1.0, -0.5]), 0.0, 1.0, "tanh", w_std=1.0)
     with pytest.raises(ValueError, match="rho"):
-        cr.correlation_map(np.array([0.5, -1.2]), 1.0, "tanh", c_w=1.0)
+        cr.correlation_map(np.array([0.5, -1.2]), 1.0, "tanh", w_std=1.0)
 
 
 # --------------------------------------------------------------------------------------
@@ -167,39 +167,39 @@ def test_bad_covariances_and_negative_arrays():
 
 @pytest.mark.parametrize("c_w", [1.0, 3.0])
 def test_correlation_slope_is_the_derivative_of_the_map(c_w):
-    k_star = float(cr.fixed_point("tanh", c_w=c_w, c_b=0.05, iterations=4000))
+    k_star = float(cr.fixed_point("tanh", w_std=c_w**0.5, b_std=0.05**0.5, iterations=4000))
     rho = np.array([0.2, 0.5, 0.9])
     h = 1e-5
-    opts = dict(c_w=c_w, c_b=0.05, nodes=120)  # 120^2 nodes: the two quadratures agree to ~1e-10
+    opts = dict(w_std=c_w**0.5, b_std=0.05**0.5, nodes=120)  # 120^2 nodes: the two quadratures agree to ~1e-10
     up = np.asarray(cr.correlation_map(rho + h, k_star, "tanh", **opts))
     down = np.asarray(cr.correlation_map(rho - h, k_star, "tanh", **opts))
     slope = np.asarray(cr.correlation_slope(rho, k_star, "tanh", **opts))
     # central difference: error O(h^2) ~ 1e-10 plus rounding 1e-16 / h ~ 1e-11
     assert np.allclose(slope, (up - down) / (2 * h), rtol=1e-7)
     # at rho = 1 and the fixed point the slope is chi_perp
-    assert float(cr.correlation_slope(1.0, k_star, "tanh", c_w=c_w, c_b=0.05)) == pytest.approx(
-        float(cr.chi_perp(k_star, "tanh", c_w=c_w)), rel=1e-6)
+    assert float(cr.correlation_slope(1.0, k_star, "tanh", w_std=c_w**0.5, b_std=0.05**0.5)) == pytest.approx(
+        float(cr.chi_perp(k_star, "tanh", w_std=c_w**0.5)), rel=1e-6)
 
 
 def test_chaotic_correlations_converge_at_the_slope_at_rho_star():
     # tanh, C_b = 0.05, C_w = 3 is chaotic: rho_l -> rho* < 1 geometrically, at rate c'(rho*) (not chi_perp > 1)
-    k_star = float(cr.fixed_point("tanh", c_w=3.0, c_b=0.05, iterations=4000))
-    k11, k12, _ = cr.kernel_trajectory(k_star, 0.2 * k_star, k_star, 400, "tanh", c_w=3.0, c_b=0.05)
+    k_star = float(cr.fixed_point("tanh", w_std=3.0**0.5, b_std=0.05**0.5, iterations=4000))
+    k11, k12, _ = cr.kernel_trajectory(k_star, 0.2 * k_star, k_star, 400, "tanh", w_std=3.0**0.5, b_std=0.05**0.5)
     rho = np.asarray(k12) / np.asarray(k11)
     rho_star = rho[-1]
     gap = np.abs(rho - rho_star)
     l = int(np.argmax(gap < 1e-6))  # far above rounding, close enough for the linearization
     measured = gap[l + 1] / gap[l]
-    slope = float(cr.correlation_slope(rho_star, k_star, "tanh", c_w=3.0, c_b=0.05))
-    assert slope < 1 < float(cr.chi_perp(k_star, "tanh", c_w=3.0))
+    slope = float(cr.correlation_slope(rho_star, k_star, "tanh", w_std=3.0**0.5, b_std=0.05**0.5))
+    assert slope < 1 < float(cr.chi_perp(k_star, "tanh", w_std=3.0**0.5))
     assert measured == pytest.approx(slope, rel=1e-4)
 
 
 def test_correlation_slope_validates():
     with pytest.raises(ValueError, match="rho"):
-        cr.correlation_slope(1.5, 1.0, "tanh", c_w=1.0)
+        cr.correlation_slope(1.5, 1.0, "tanh", w_std=1.0)
     with pytest.raises(ValueError, match="variance"):
-        cr.correlation_slope(0.5, -1.0, "tanh", c_w=1.0)
+        cr.correlation_slope(0.5, -1.0, "tanh", w_std=1.0)
 
 
 # --------------------------------------------------------------------------------------
@@ -238,10 +238,10 @@ def test_sample_network_kernels_is_unbiased_at_layer_two():
     # Layer 1 is exactly Gaussian with covariance K^(1), so E[K_hat^(2)] = K^(2) at any width.
     x = np.array([[1.0, 0.0], [0.6, 0.8]]) * np.sqrt(2.0)
     zz, k_hat = (np.asarray(a) for a in cr.sample_network_kernels(
-        jax.random.key(5), x, 6, depth=2, count=20_000, max_width=8, c_w=2.0, c_b=0.1))
+        jax.random.key(5), x, 6, depth=2, count=20_000, max_width=8, w_std=2.0**0.5, b_std=0.1**0.5))
     assert zz.shape == k_hat.shape == (20_000, 2, 2, 2)
     k1 = 0.1 + 2.0 * x @ x.T / 2
-    k2 = np.array(cr.covariance_map(k1[0, 0], k1[0, 1], k1[1, 1], "relu", c_w=2.0, c_b=0.1))
+    k2 = np.array(cr.covariance_map(k1[0, 0], k1[0, 1], k1[1, 1], "relu", w_std=2.0**0.5, b_std=0.1**0.5))
     est = k_hat[:, 0]
     mean, se = est.mean(axis=0), est.std(axis=0, ddof=1) / np.sqrt(len(est))
     assert np.all(np.abs(mean[[0, 0, 1], [0, 1, 1]] - k2) < 5 * se[[0, 0, 1], [0, 1, 1]])
@@ -291,3 +291,17 @@ def test_deep_linear_output_kurtosis():
     ratio = np.mean(k**2) / np.mean(k) ** 2
     # delta-method scale: the ratio's SE is ~ sqrt(E k^4 / E[k]^4 / N) ~ 0.1 here
     assert abs(ratio - 1.5**3) < 5 * np.sqrt(np.mean(k**4) / np.mean(k) ** 4 / k.size), ratio
+
+
+def test_former_variance_keywords_are_aliases():
+    # c_w/c_b (the variances) are accepted until lecturekit/exercises and tests/validation_cases migrate
+    k = np.array([0.3, 1.0])
+    new = cr.variance_map(k, "tanh", w_std=1.3**0.5, b_std=0.1**0.5)
+    assert np.allclose(cr.variance_map(k, "tanh", c_w=1.3, c_b=0.1), new, rtol=1e-14)
+    assert np.allclose(cr.chi_perp(k, "tanh", c_w=1.3), cr.chi_perp(k, "tanh", w_std=1.3**0.5), rtol=1e-14)
+    assert cr.critical_weight_variance("erf", c_b=0.05) == pytest.approx(
+        cr.critical_weight_variance("erf", b_std=0.05**0.5), rel=1e-9)
+    with pytest.raises(TypeError, match="w_std or c_w"):
+        cr.variance_map(k, "tanh", w_std=1.0, c_w=1.0)
+    with pytest.raises(TypeError, match="w_std is required"):
+        cr.chi_perp(k, "tanh")

@@ -1,4 +1,7 @@
-"""Analytic kernels: closed forms, recursions, symmetry/PSD, Monte Carlo agreement."""
+"""Analytic kernels: closed forms, recursions, symmetry/PSD, Monte Carlo agreement.
+
+The dual activations themselves are tested in tests/test_gaussian.py (which imports the
+independent references _adaptive_dual, _relu_reference and _np_activation from here)."""
 
 import jax
 import jax.numpy as jnp
@@ -48,36 +51,6 @@ def _np_activation(name):
         "tanh": (np.tanh, lambda z: 1 - np.tanh(z) ** 2),
         "identity": (lambda z: z, lambda z: np.ones_like(z)),
     }[name]
-
-
-COVARIANCES = [(1.0, 0.3, 2.0), (2.5, -1.0, 0.8), (0.5, 0.49, 0.5), (1.2, 0.0, 0.7)]
-
-
-@pytest.mark.parametrize("name", ["relu", "erf", "tanh"])
-@pytest.mark.parametrize("cov", COVARIANCES)
-def test_dual_expectations_match_adaptive_quadrature(name, cov):
-    phi, dphi = _np_activation(name)
-    e, de = kernels.dual_expectations(name, *cov)
-    tol = 1e-8 if name != "tanh" else 5e-8  # tanh goes through 128^2-point Gauss-Hermite
-    ref = _relu_reference(*cov) if name == "relu" else _adaptive_dual(phi, phi, *cov)
-    assert abs(float(e) - ref) < tol, (float(e), ref)
-    if name == "relu":  # step function: the kink sits on a line that is not z1 = 0; integrate exactly
-        rho = cov[1] / np.sqrt(cov[0] * cov[2])
-        assert abs(float(de) - (np.pi - np.arccos(rho)) / (2 * np.pi)) < 1e-14
-    else:
-        assert abs(float(de) - _adaptive_dual(dphi, dphi, *cov)) < tol
-
-
-def test_relu_step_kernel_by_monte_carlo():
-    # E[1{u>0} 1{v>0}] = 1/2 - arccos(rho)/(2 pi): 2e6 samples, standard error < 3.6e-4.
-    key = jax.random.key(1)
-    z = jax.random.normal(key, (2_000_000, 2))
-    for rho in (-0.5, 0.3, 0.9):
-        u, v = z[:, 0], rho * z[:, 0] + np.sqrt(1 - rho**2) * z[:, 1]
-        mc = float(jnp.mean((u > 0) & (v > 0)))
-        _, de = kernels.dual_expectations("relu", 1.0, rho, 1.0)
-        assert abs(mc - (0.5 - np.arccos(rho) / (2 * np.pi))) < 2e-3, (rho, mc)
-        assert abs(float(de) - (0.5 - np.arccos(rho) / (2 * np.pi))) < 1e-14
 
 
 def test_sphere_kernels_exact_at_endpoints_and_clipped():
@@ -201,20 +174,6 @@ def test_quadrature_flag_reproduces_closed_form_for_smooth_erf():
     np.testing.assert_allclose(quad.ntk, closed.ntk, atol=1e-8)
 
 
-@pytest.mark.parametrize(
-    "kwargs, exc, match",
-    [
-        (dict(k11=-1.0, k12=0.0, k22=1.0), ValueError, "k11 must be >= 0"),
-        (dict(k11=1.0, k12=2.0, k22=1.0), ValueError, "covariance"),
-        (dict(k11=np.nan, k12=0.0, k22=1.0), ValueError, "k11 must be finite"),
-        (dict(k11="a", k12=0.0, k22=1.0), TypeError, "k11"),
-    ],
-)
-def test_dual_expectations_bad_input(kwargs, exc, match):
-    with pytest.raises(exc, match=match):
-        kernels.dual_expectations("relu", **kwargs)
-
-
 def test_bad_inputs_to_recursions():
     with pytest.raises(ValueError, match="unknown activation 'gelu2'"):
         kernels.mlp_kernels(np.ones((2, 2)), depth=1, activation="gelu2")
@@ -247,3 +206,16 @@ def test_tiled_kernels_equal_one_compiled_block(monkeypatch, name):
     for tiled, whole in zip(tiled_sym, whole_sym):
         np.testing.assert_allclose(tiled, np.asarray(tiled).T, rtol=1e-13, atol=1e-15)
         assert np.array_equal(np.diag(tiled), np.diag(whole))
+
+
+def test_one_step_of_the_recursion_is_the_covariance_map():
+    """mlp_kernels and criticality.covariance_map share the one layer step: a depth-1 NNGP
+    with readout (w_std, b_std) is one covariance_map of K^(1)."""
+    from lecturekit import criticality
+
+    x = np.array([[1.0, 0.5, -0.3], [-0.2, 0.9, 0.4]])
+    k = kernels.mlp_kernels(x, depth=1, activation="tanh", w_std=1.3, b_std=0.2, out_w_std=1.3, out_b_std=0.2)
+    k1 = 1.3**2 * x @ x.T / 3 + 0.2**2
+    k11, k12, k22 = criticality.covariance_map(k1[0, 0], k1[0, 1], k1[1, 1], "tanh", w_std=1.3, b_std=0.2,
+                                               nodes=128)
+    np.testing.assert_allclose([k.nngp[0, 0], k.nngp[0, 1], k.nngp[1, 1]], [k11, k12, k22], rtol=1e-13)
