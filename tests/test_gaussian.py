@@ -64,10 +64,11 @@ def test_diagonal_is_the_pair_at_equal_inputs(name):
     k = jnp.array([0.0, 0.3, 1.0, 2.5])
     dual = gaussian.dual_fn(name)
     diag, pair = dual.diagonal(k), dual(k, k, k)
-    # the 128-node 1-D rule has error ~1e-8 for tanh at K = 2.5 (poles at +-i pi/2; the tensor
-    # rule on the diagonal is more accurate there, 1e-12): agreement to 3e-8
+    # The 128-node 1-D rule on the diagonal is less accurate than the 128^2 tensor rule for
+    # tanh at K = 2.5 (poles at +-i pi/2): errors against adaptive quadrature 1.2e-8 (phi^2)
+    # and 3.8e-7 (phi'^2), against 2e-12 and 1e-10 for the tensor rule; 1e-11 at K = 1.
     np.testing.assert_allclose(diag.phi, pair.phi, rtol=3e-8, atol=1e-15)
-    np.testing.assert_allclose(diag.dphi[1:], pair.dphi[1:], rtol=3e-8)
+    np.testing.assert_allclose(diag.dphi[1:], pair.dphi[1:], rtol=3e-6)
     if name in ("erf", "tanh", "softplus"):  # smooth: adaptive 1-D quadrature as the reference
         act = activations.get(name)
         for kk, e in zip(np.asarray(k[1:]), np.asarray(diag.phi[1:])):
