@@ -113,7 +113,7 @@ def test_gd_equals_flow_with_effective_shape():
     # GD = gradient flow for the shape sqrt(theta+ theta-)/alpha, up to O(eta^3 g^3)
     X, y, _ = sparse_problem()
     for c in (0.1, 0.02):
-        res = ib.train_diagonal_net(X, y, alpha=0.1, step_scale=c, return_info=True)
+        res = ib.train_diagonal_net_info(X, y, alpha=0.1, step_scale=c)
         plain = rel(res.beta, ib.argmin_Q(X, y, alpha=0.1))
         eff = rel(res.beta, ib.argmin_Q(X, y, alpha=0.1, theta0=np.sqrt(res.theta_plus * res.theta_minus) / 0.1))
         assert eff < 0.1 * plain and eff < 1e-3, (c, plain, eff)
@@ -122,7 +122,7 @@ def test_gd_equals_flow_with_effective_shape():
 def test_train_diagonal_net_shape_theta0():
     X, y, _ = sparse_problem(seed=1, n=6, d=15)
     theta0 = np.random.default_rng(3).uniform(0.5, 2.0, 15)
-    res = ib.train_diagonal_net(X, y, alpha=0.5, theta0=theta0, return_info=True)
+    res = ib.train_diagonal_net_info(X, y, alpha=0.5, theta0=theta0)
     reference = primal_argmin_Q(X, y, 0.5, theta0)
     assert rel(res.beta, reference) < 5e-3
     np.testing.assert_allclose(res.beta, res.theta_plus**2 - res.theta_minus**2, atol=1e-14)
@@ -165,8 +165,8 @@ def test_diagonal_net_bad_inputs():
         ib.train_diagonal_net(X, y, alpha=1.0, step_scale=2.0)
     with pytest.raises(TypeError, match="alpha"):
         ib.train_diagonal_net(X, y, alpha="big")
-    with pytest.raises(RuntimeError, match="max_steps"):
-        ib.train_diagonal_net(X, y, alpha=0.05, max_steps=10)
+    with pytest.raises(RuntimeError, match="max_iter"):
+        ib.train_diagonal_net(X, y, alpha=0.05, max_iter=10)
     with pytest.raises(ValueError, match="finite"):
         ib.Q(np.array([np.nan, 1.0]), 1.0)
 
@@ -366,3 +366,79 @@ def test_two_speed_transition_matrix():
     np.testing.assert_allclose(pi @ P, pi, atol=1e-15)
     with pytest.raises(ValueError, match="n_per_half"):
         ib.two_speed_transition_matrix(1)
+
+
+# --- the split into diagonal / margin / sgd_noise, and the helpers moved out of ch05 --------
+
+
+def test_train_diagonal_net_info_is_the_same_run():
+    X, y, _ = sparse_problem(seed=1, n=6, d=15)
+    info = ib.train_diagonal_net_info(X, y, alpha=0.3)
+    assert isinstance(info, ib.DiagonalNetInfo)
+    np.testing.assert_array_equal(info.beta, ib.train_diagonal_net(X, y, alpha=0.3))
+    # max_steps is the former name of max_iter (alias until the validation tests migrate)
+    np.testing.assert_array_equal(ib.train_diagonal_net(X, y, alpha=0.3, max_steps=10**6), info.beta)
+    with pytest.raises(RuntimeError, match="max_steps"):
+        ib.train_diagonal_net(X, y, alpha=0.05, max_steps=8)
+    with pytest.raises(ValueError, match="max_iter"):
+        ib.train_diagonal_net_info(X, y, alpha=0.3, max_iter=0)
+
+
+def test_flow_time_does_not_change_the_limit():
+    """The loss is (1/2) sum, not the (1/2N) sum of training.square_loss: a constant factor
+    rescales the flow's time only. Scaling X and y by c scales the loss by c^2 and leaves
+    the interpolation set, hence the limit, unchanged; the flow time shrinks by about c^2."""
+    X, y, _ = sparse_problem(seed=2, n=6, d=15)
+    base = ib.train_diagonal_net_info(X, y, alpha=1.0, step_scale=0.005)
+    scaled = ib.train_diagonal_net_info(2 * X, 2 * y, alpha=1.0, step_scale=0.005)
+    assert rel(scaled.beta, base.beta) < 1e-3
+    assert 3.0 < base.time / scaled.time < 5.0, (base.time, scaled.time)
+
+
+def test_public_names_live_in_one_module_each():
+    from lecturekit.implicit_bias import diagonal, margin, sgd_noise
+
+    names = [*diagonal.__all__, *margin.__all__, *sgd_noise.__all__]
+    assert len(names) == len(set(names)) and sorted(ib.__all__) == sorted(names)
+    for module in (diagonal, margin, sgd_noise):
+        for name in module.__all__:
+            assert getattr(ib, name) is getattr(module, name)
+            assert getattr(module, name).__doc__ and "Example:" in getattr(module, name).__doc__, name
+
+
+def test_two_clouds():
+    X, y = ib.two_clouds(jax.random.key(18))
+    assert X.shape == (20, 2) and y.shape == (20,)
+    np.testing.assert_array_equal(y, np.where(np.arange(20) < 10, 1.0, -1.0))
+    again, _ = ib.two_clouds(jax.random.key(18))
+    np.testing.assert_array_equal(X, again)
+    # the clouds sit around +-(1.6, 0.8): their means are there within 4 standard errors
+    for label in (1.0, -1.0):
+        mean = np.asarray(X)[np.asarray(y) == label].mean(0)
+        assert np.all(np.abs(mean - label * np.array([1.6, 0.8])) < 4 * np.array([1.0, 0.6]) / np.sqrt(10))
+    assert ib.hard_margin_svm(X, y).support.sum() >= 1
+    with pytest.raises(ValueError, match="n"):
+        ib.two_clouds(jax.random.key(0), n=1)
+
+
+def test_two_speed_expected_occupation():
+    # no transient from the stationary start: check against a direct propagation
+    n, steps, burn = 6, 40, 7
+    P = ib.two_speed_transition_matrix(n)
+    laws = [np.full(2 * n, 1 / (2 * n))]
+    for _ in range(steps):
+        laws.append(laws[-1] @ P)
+    direct = np.mean([law[:n].sum() for law in laws[burn:steps]])
+    assert ib.two_speed_expected_occupation(n, steps=steps, burn_in=burn) == pytest.approx(direct, rel=1e-14)
+    # long runs: the stationary mass 4n/(5n+2)
+    assert ib.two_speed_expected_occupation(10, steps=5000, burn_in=2000) == pytest.approx(40 / 52, abs=1e-9)
+    with pytest.raises(ValueError, match="burn_in"):
+        ib.two_speed_expected_occupation(10, steps=5, burn_in=5)
+
+
+def test_chains_without_burn_in():
+    occ = np.asarray(ib.two_speed_walk_occupation(jax.random.key(0), 4, walkers=3, steps=1, burn_in=0))
+    assert occ.shape == (3,) and set(occ.tolist()) <= {0.0, 1.0}
+    occ = np.asarray(ib.circle_sgd_occupation(jax.random.key(0), kappa=0.5, lr=0.1, label_sd=1.0, tilt_sd=1.0,
+                                              steps=3, burn_in=0, chains=4))
+    assert occ.shape == (4,) and np.all((occ >= 0) & (occ <= 1))
