@@ -18,6 +18,9 @@ import sympy as sp
 from .. import criticality, sampling
 from . import ExerciseCheckError, as_scalar, call, call_numeric, compare, passed, require_callable
 
+__all__ = ["check_leaky_relu_variance_map", "check_linear_kurtosis", "check_sign_dual",
+           "check_tanh_variances", "check_erf_critical_point", "check_depth_scale"]
+
 
 # --------------------------------------------------------------------------------------
 # Symbolic answers
@@ -72,6 +75,20 @@ def check_leaky_relu_variance_map(expr: sp.Expr, K: sp.Symbol, C_w: sp.Symbol, C
     The reference is the integral computed here by sympy (both half-lines); the comparison is
     symbolic, sympy.simplify(expr - reference) == 0, after a numeric spot check that explains
     a wrong answer at a point where the two differ.
+
+    Args:
+        expr: your V(K), a sympy expression in K, C_w, C_b and a.
+        K: the sympy symbols your expression uses (K, C_w, C_b positive; a real).
+        C_w: see K.
+        C_b: see K.
+        a: see K.
+
+    Example:
+        >>> import sympy as sp
+        >>> K, C_w, C_b = sp.symbols("K C_w C_b", positive=True)
+        >>> a = sp.Symbol("a", real=True)
+        >>> exercises.ch01.check_leaky_relu_variance_map(C_b + C_w * (1 + a**2) * K / 2, K, C_w, C_b, a)
+        Correct: V(K) = C_b + C_w (1 + a^2) K / 2; it fixes every K iff ...
     """
     _symbolic_answer(expr, {"K": K, "C_w": C_w, "C_b": C_b, "a": a}, "the variance map")
     z = sp.Symbol("z_check", real=True)
@@ -103,6 +120,17 @@ def check_linear_kurtosis(expr: sp.Expr, n: sp.Symbol, L: sp.Symbol) -> None:
     layers the output is N(0, K_hat^(L+1)) with K_hat^(L+1) = K^(1) prod_l C_w chi^2_n / n, so the
     excess kurtosis is 3 (E[(chi^2_n / n)^2]^L - 1) = 3 ((1 + 2/n)^L - 1). Compared symbolically
     after a numeric spot check that explains a wrong answer.
+
+    Args:
+        expr: your excess kurtosis, a sympy expression in n and L.
+        n: the width symbol your expression uses (positive integer).
+        L: the depth symbol (number of hidden layers; positive integer).
+
+    Example:
+        >>> import sympy as sp
+        >>> n, L = sp.symbols("n L", positive=True, integer=True)
+        >>> exercises.ch01.check_linear_kurtosis(3 * ((1 + 2 / n) ** L - 1), n, L)
+        Correct: excess kurtosis 3((1 + 2/n)^L - 1) ~ 6L/n: ...
     """
     _symbolic_answer(expr, {"n": n, "L": L}, "the excess kurtosis")
     truth = 3 * ((1 + 2 / n) ** L - 1)
@@ -140,6 +168,18 @@ def check_sign_dual(sign_dual: Callable, *, seed: int = 0, samples: int = 400_00
 
     Compared with the closed form (2/pi) arcsin(k12 / sqrt(k11 k22)) to 1e-8 and with a Monte Carlo
     estimate (``samples`` Gaussian pairs) to 5 standard errors.
+
+    Args:
+        sign_dual: your function (k11, k12, k22) -> E[sign(u) sign(v)] for (u, v) centred
+            Gaussian with covariance [[k11, k12], [k12, k22]].
+        seed: the seed of the Monte Carlo comparison.
+        samples: its number of samples.
+
+    Example:
+        >>> def sign_dual(k11, k12, k22):
+        ...     return 1 - 2 * np.arccos(k12 / np.sqrt(k11 * k22)) / np.pi
+        >>> exercises.ch01.check_sign_dual(sign_dual, samples=40_000)
+        Correct: sign_dual agrees with the closed form and with Monte Carlo ...
     """
     require_callable(sign_dual, what="sign_dual")
     cases = np.array([[1.0, 0.5, 1.0], [0.3, -0.2, 2.0], [2.0, 1.9, 2.5], [0.5, 0.0, 0.7]])
@@ -185,6 +225,17 @@ def check_tanh_variances(tanh_variances: Callable, *, k0: float = 1.0, depth: in
 
     Compared with an independent NumPy Gauss-Hermite iteration (rtol 1e-7), then 2 l K_l is
     checked to approach 1 as the theory predicts.
+
+    Args:
+        tanh_variances: your function (k0, depth) -> the variances K^(1), ..., K^(depth),
+            shape (depth,).
+        k0: the input variance the check passes.
+        depth: the depth it passes.
+
+    Example:
+        >>> exercises.ch01.check_tanh_variances(lambda k0, depth: np.full(depth, k0))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: K^(l) for tanh at (C_b, C_w) = (0, 1): got 1 where 0.000250327 was expected ...
     """
     require_callable(tanh_variances, what="tanh_variances")
     what = f"tanh_variances({k0}, {depth})"
@@ -206,7 +257,7 @@ def check_tanh_variances(tanh_variances: Callable, *, k0: float = 1.0, depth: in
 # Exercise: the critical weight variance of erf at C_b = 0.05
 
 
-def erf_critical_weight_variance(c_b: float) -> float:
+def _erf_critical_weight_variance(c_b: float) -> float:
     """Reference by a different route from lecturekit.criticality: closed forms and one root.
 
     For erf, E_K[erf^2] = (2/pi) arcsin(2K/(1+2K)) and E_K[erf'^2] = (4/pi)/sqrt(1+4K). On the
@@ -219,9 +270,19 @@ def erf_critical_weight_variance(c_b: float) -> float:
 
 
 def check_erf_critical_point(sigma_w2: float, *, c_b: float = 0.05) -> None:
-    """``sigma_w2`` must be the C_w with chi_perp(K*) = 1 for erf at C_b = ``c_b`` (rtol 1e-4)."""
+    """``sigma_w2`` must be the C_w with chi_perp(K*) = 1 for erf at C_b = ``c_b`` (rtol 1e-4).
+
+    Args:
+        sigma_w2: your critical weight variance, a number.
+        c_b: the bias variance of the exercise.
+
+    Example:
+        >>> exercises.ch01.check_erf_critical_point(np.pi / 4)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: critical sigma_w^2 of erf at sigma_b^2 = 0.05: got 0.785398 where 1.37584 was expected ... Hint: pi/4 is the answer at sigma_b^2 = 0; ...
+    """
     value = as_scalar(sigma_w2, what="sigma_w2")
-    want = erf_critical_weight_variance(c_b)
+    want = _erf_critical_weight_variance(c_b)
     hint = ("iterate the variance map to its fixed point K*(C_w) first, then solve chi_perp(K*) = 1; "
             "at C_b = 0 the answer would be pi/4.")
     if np.isclose(value, np.pi / 4, rtol=1e-4):
@@ -256,6 +317,15 @@ def check_depth_scale(depth_scale: Callable, *, c_b: float = 0.05) -> None:
     xi = -1 / ln c'(rho_inf), c the correlation map at the fixed variance K*, rho_inf its stable
     fixed point (1 in the ordered phase, rho* < 1 in the chaotic one). Checked at C_b = ``c_b``
     on both sides of the critical line against the measured contraction rate (rtol 1e-3).
+
+    Args:
+        depth_scale: your function (c_w, c_b) -> the depth scale of tanh networks.
+        c_b: the bias variance of the exercise.
+
+    Example:
+        >>> exercises.ch01.check_depth_scale(3.6)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: depth_scale should be a function, got float 3.6
     """
     require_callable(depth_scale, what="depth_scale")
     points = (1.0, 1.4, 2.5, 3.0)  # ordered, ordered, chaotic, chaotic (critical C_w ~ 1.761 at 0.05)

@@ -15,7 +15,8 @@ import sympy as sp
 
 from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
-__all__ = ["check_sine_ntk", "check_gradient_flow", "check_flip_probability", "check_kernel_ridge"]
+__all__ = ["check_sine_ntk", "check_gradient_flow", "check_flip_probability",
+           "check_kernel_ridge"]
 
 
 def check_sine_ntk(sine_ntk: Callable) -> None:
@@ -23,6 +24,13 @@ def check_sine_ntk(sine_ntk: Callable) -> None:
 
     Reference: E[sin u sin v] + xi E[cos u cos v] for standard Gaussians with correlation xi,
     by 80 x 80 Gauss-Hermite quadrature (accurate to ~1e-13 for these smooth functions).
+
+    Args:
+        sine_ntk: your function xi -> Theta(xi), applied to an array of correlations in [-1, 1].
+
+    Example:
+        >>> exercises.ch02.check_sine_ntk(lambda xi: np.exp(-1) * (np.sinh(xi) + xi * np.cosh(xi)))
+        Correct: Theta(xi) = exp(-1) (sinh xi + xi cosh xi) matches quadrature on [-1, 1].
     """
     require_callable(sine_ntk, what="sine_ntk")
     xi = np.linspace(-1.0, 1.0, 41)
@@ -78,6 +86,15 @@ def check_gradient_flow(flow_predictor: Callable) -> None:
 
     Reference: the ODE d f_S/dt = -(1/n) K (f_S - y), d f_x/dt = -(1/n) k(x, S)(f_S - y)
     integrated by classical Runge-Kutta with 4000 steps (error ~1e-12 here).
+
+    Args:
+        flow_predictor: your function (K, k_test, y, f0_train, f0_test, t) -> f_t on the test
+            points.
+
+    Example:
+        >>> exercises.ch02.check_gradient_flow(lambda K, k_test, y, f0, f0_test, t: f0_test)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: f_t on the test points: got ... Hint: the exponent is -t K / n ...
     """
     require_callable(flow_predictor, what="flow_predictor")
     K, k_test, y, f0s, f0t, t_end = _flow_problem()
@@ -98,11 +115,20 @@ def _expm_sym(a: np.ndarray) -> np.ndarray:
 
 
 def check_flip_probability(flip_probability: Callable) -> None:
-    """flip_probability(Delta) -> sympy expression: P(|w.x| <= Delta) for w ~ N(0, I), ||x|| = 1.
+    """flip_probability(Delta) -> sympy expression: ``P(|w.x| <= Delta)`` for w ~ N(0, I), ``||x|| = 1``.
 
     ``Delta`` is passed as a positive sympy Symbol. The reference is erf(Delta / sqrt(2)) (the
     mass of N(0, 1) on [-Delta, Delta]); the comparison is symbolic (``sympy.simplify`` of the
     difference, rewritten with erf), with a numeric spot check at Delta = 0.3, and classic mistakes are named.
+
+    Args:
+        flip_probability: your function Delta -> P(abs(w.x) <= Delta), a sympy expression in
+            the sympy symbol Delta it receives.
+
+    Example:
+        >>> import sympy as sp
+        >>> exercises.ch02.check_flip_probability(lambda D: sp.erf(D / sp.sqrt(2)))
+        Correct: P(|w.x| <= Delta) = erf(Delta / sqrt(2)) <= Delta sqrt(2 / pi).
     """
     require_callable(flip_probability, what="flip_probability")
     delta = sp.Symbol("Delta", positive=True)
@@ -151,6 +177,15 @@ def check_kernel_ridge(krr_predict: Callable) -> None:
     """krr_predict(K, k_test, y, ridge) -> predictions k(X_test, S)(K + ridge I)^-1 y.
 
     Reference: primal ridge regression on explicit random features, solved with numpy.
+
+    Args:
+        krr_predict: your function (K, k_test, y, ridge) -> the predictions at the test points.
+
+    Example:
+        >>> def krr_predict(K, k_test, y, ridge):
+        ...     return k_test @ np.linalg.solve(K + ridge * np.eye(len(y)), y)
+        >>> exercises.ch02.check_kernel_ridge(krr_predict)
+        Correct: your kernel ridge regression equals primal ridge regression and interpolates at ridge 0.
     """
     require_callable(krr_predict, what="krr_predict")
     rng = np.random.default_rng(7)

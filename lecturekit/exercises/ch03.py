@@ -19,6 +19,9 @@ import sympy as sp
 
 from . import ExerciseCheckError, as_scalar, call_numeric, compare, passed, require_callable
 
+__all__ = ["check_hessian_spectrum", "check_norm_221", "check_relu_hessian_norm",
+           "check_chizat_bach_slope", "check_bottleneck_bound"]
+
 _X = 0.7
 
 
@@ -41,7 +44,16 @@ def _dense_hessian(theta: jax.Array, m: int, d: int, x: jax.Array) -> jax.Array:
 
 def check_hessian_spectrum(candidate: Callable) -> None:
     """candidate(v, W, x) -> all m (d + 1) eigenvalues (any order) of the Hessian of
-    f(W, v) = m^{-1/2} sum_i v_i tanh(<W_i, x>) with respect to (W, v); W (m, d), x (d,)."""
+    f(W, v) = m^{-1/2} sum_i v_i tanh(<W_i, x>) with respect to (W, v); W (m, d), x (d,).
+
+    Args:
+        candidate: your function (v, W, x) -> the m (d + 1) eigenvalues of the Hessian.
+
+    Example:
+        >>> exercises.ch03.check_hessian_spectrum(lambda v, W, x: np.zeros(len(v) * (W.shape[1] + 1)))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: the m (d + 1) = 8 eigenvalues (sorted): got 0 where -0.341271 was expected ...
+    """
     require_callable(candidate, what="hessian_spectrum")
     for m, d, seed in [(4, 1, 0), (6, 3, 1), (25, 2, 2)]:
         W, v = _tanh_net(m * d, seed)[0].reshape(m, d), _tanh_net(m, seed + 10)[1]
@@ -75,7 +87,18 @@ def _norm_221_reference(t: np.ndarray) -> float:
 
 
 def check_norm_221(candidate: Callable) -> None:
-    """candidate(T) -> the (2,2,1)-norm sup_{|u|=|v|=1} sum_k |u^T T_k v| of a (p, q, m) tensor."""
+    """candidate(T) -> the (2,2,1)-norm ``sup_{|u|=|v|=1} sum_k |u^T T_k v|`` of a (p, q, m) tensor.
+
+    Args:
+        candidate: your function T -> the (2,2,1)-norm of a tensor T of shape (p, q, k).
+
+    Example:
+        >>> def largest_slice(T):  # a lower bound, not the norm
+        ...     return max(np.linalg.norm(T[:, :, k], 2) for k in range(T.shape[2]))
+        >>> exercises.ch03.check_norm_221(largest_slice)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: ... got ... where ... was expected ...
+    """
     require_callable(candidate, what="norm_221")
     rng = np.random.default_rng(2024)
     cases = [rng.normal(size=(3, 4, 5)), rng.normal(size=(6, 2, 7)),
@@ -102,7 +125,18 @@ def _relu_hessian_norm_reference(m: int, x: float, seed: int) -> float:
 
 
 def check_relu_hessian_norm(candidate: Callable) -> None:
-    """candidate(w, x) -> exact ||H||_2 of f(w, v) = m^{-1/2} sum_i v_i relu(w_i x) w.r.t. (w, v)."""
+    """candidate(w, x) -> exact ||H||_2 of f(w, v) = m^{-1/2} sum_i v_i relu(w_i x) w.r.t. (w, v).
+
+    Args:
+        candidate: your function (w, x) -> the norm of the almost-everywhere Hessian.
+
+    Example:
+        >>> def relu_hessian_norm(w, x):
+        ...     active = np.where(np.asarray(w) * x > 0, x, 0.0)
+        ...     return np.max(np.abs(active)) / np.sqrt(len(w))
+        >>> exercises.ch03.check_relu_hessian_norm(relu_hessian_norm)
+        Correct: the almost-everywhere ReLU Hessian has norm |x| / sqrt(m) ...
+    """
     require_callable(candidate, what="relu_hessian_norm")
     for m, x, seed in [(50, 0.9, 3), (2000, -1.3, 4)]:
         w, _ = _tanh_net(m, seed)
@@ -114,7 +148,16 @@ def check_relu_hessian_norm(candidate: Callable) -> None:
 
 
 def check_chizat_bach_slope(slope: float) -> None:
-    """slope: fitted log-log slope of Delta K against the output scale alpha (fixed width)."""
+    """slope: fitted log-log slope of Delta K against the output scale alpha (fixed width).
+
+    Args:
+        slope: your fitted log-log slope of the kernel change against alpha, a number.
+
+    Example:
+        >>> exercises.ch03.check_chizat_bach_slope(-0.5)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: a slope of -0.500 is not close to -1: ...
+    """
     if hasattr(slope, "slope") and not np.isscalar(slope):
         raise ExerciseCheckError("slope should be a number: you passed the whole fit; take its .slope")
     value = as_scalar(slope, what="slope")
@@ -149,11 +192,21 @@ def _bottleneck_simulation(r: float, m: int = 1000, draws: int = 1000, seed: int
 
 
 def check_bottleneck_bound(expr: sp.Expr, r: sp.Symbol) -> None:
-    """``expr`` must equal lim_{m -> inf} E[|d^2 f / da^2| |h|^2 / m] as a sympy expression in r.
+    """``expr`` must equal ``lim_{m -> inf} E[|d^2 f / da^2| |h|^2 / m]`` as a sympy expression in r.
 
     The network: f = m^{-1/2} sum_k v_k phi(u_k a), a = m^{-1/2} sum_j s_j phi(<w_j, x>),
-    phi(z) = z^2 / 2, all parameters N(0, 1), |x| = r. The truth sqrt(6/pi) * 3 r^4 / 4 is
+    phi(z) = z^2 / 2, all parameters N(0, 1), ``|x| = r``. The truth sqrt(6/pi) * 3 r^4 / 4 is
     computed here by sympy; the comparison is symbolic, followed by a simulation.
+
+    Args:
+        expr: your limit, a sympy expression in r.
+        r: the sympy symbol your expression uses (positive).
+
+    Example:
+        >>> import sympy as sp
+        >>> r = sp.Symbol("r", positive=True)
+        >>> exercises.ch03.check_bottleneck_bound(sp.sqrt(6 / sp.pi) * 3 * r**4 / 4, r)
+        Correct: lim E||H_ss|| = 3*sqrt(6)*r**4/(4*sqrt(pi)): ...
     """
     if not isinstance(r, sp.Symbol):
         raise ExerciseCheckError(f"r should be the sympy symbol your expression uses, got {type(r).__name__}")

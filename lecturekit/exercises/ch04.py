@@ -19,6 +19,9 @@ from jax.flatten_util import ravel_pytree
 
 from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
+__all__ = ["check_linear_kernel_shift", "check_flow_kernel", "check_quadratic_model",
+           "check_least_squares_correction"]
+
 # --------------------------------------------------------------------------------------
 # Shared: a learner's function that must return a sympy expression
 
@@ -87,7 +90,17 @@ def _recursion_kernel_shift(eta, lam0, c, r0, y, steps=4000):
 
 def check_linear_kernel_shift(kernel_shift: Callable) -> None:
     """kernel_shift(eta, lam0, c, r0, y) -> lambda_infinity - lambda_0 to first order in c, a
-    sympy expression, for 0 < eta lam0 < 2 (the linear regime)."""
+    sympy expression, for 0 < eta lam0 < 2 (the linear regime).
+
+    Args:
+        kernel_shift: your function (eta, lam0, c, r0, y) -> the first-order kernel shift.
+
+    Example:
+        >>> def kernel_shift(eta, lam0, c, r0, y):
+        ...     return (c / lam0) * (-(4 - eta * lam0) * r0**2 / (2 - eta * lam0) - 4 * y * r0)
+        >>> exercises.ch04.check_linear_kernel_shift(kernel_shift)
+        Correct: the kernel moves by O(c) = O(1/m) in the linear regime; ...
+    """
     require_callable(kernel_shift, what="kernel_shift")
     symbols = {"eta": sp.Symbol("eta", positive=True), "lam0": sp.Symbol("lambda_0", positive=True),
                "c": sp.Symbol("c", positive=True), "r0": sp.Symbol("r_0", real=True),
@@ -142,7 +155,17 @@ def _flow_final_kernel_ode(lam0, c, r0, y):
 
 def check_flow_kernel(final_kernel: Callable) -> None:
     """final_kernel(lam0, c, r0, y) -> the kernel lambda_infinity reached by gradient flow on the
-    one-example quadratic model (a sympy expression, exact, not to first order in c)."""
+    one-example quadratic model (a sympy expression, exact, not to first order in c).
+
+    Args:
+        final_kernel: your function (lam0, c, r0, y) -> the kernel at the end of gradient flow.
+
+    Example:
+        >>> import sympy as sp
+        >>> exercises.ch04.check_flow_kernel(
+        ...     lambda lam0, c, r0, y: sp.sqrt(lam0**2 - 4 * c * ((r0 + y) ** 2 - y**2)))
+        Correct: gradient flow conserves lam^2 - 4 c z^2, so lam_inf = sqrt(lam0^2 - 4c(z0^2 - y^2)).
+    """
     require_callable(final_kernel, what="final_kernel")
     symbols = {"lam0": sp.Symbol("lambda_0", positive=True), "c": sp.Symbol("c", positive=True),
                "r0": sp.Symbol("r_0", real=True), "y": sp.Symbol("y", real=True)}
@@ -197,7 +220,17 @@ def _dense_taylor_terms(p0, p, x):
 
 
 def check_quadratic_model(make_quadratic) -> None:
-    """make_quadratic(f, params0) -> f_quad(params, x) must be the 2nd-order Taylor model."""
+    """make_quadratic(f, params0) -> f_quad(params, x) must be the 2nd-order Taylor model.
+
+    Args:
+        make_quadratic: your function (f, params0) -> f_quad(params, x), the second-order Taylor
+            model of f around params0.
+
+    Example:
+        >>> exercises.ch04.check_quadratic_model(lambda f, params0: f)  # f itself, not its model
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: f_quad(params, x) on a tanh network: got ... Hint: g(s) = f(params0 + s d, x): ...
+    """
     require_callable(make_quadratic, what="make_quadratic")
     net = _quadratic_test_net()
     rng = np.random.default_rng(21)  # NumPy draws: no JAX random-number compilation per shape
@@ -246,7 +279,16 @@ def _least_squares_minimizer(phi, psi, y, eps, start):
 def check_least_squares_correction(theta_i_least_squares: Callable) -> None:
     """theta_i_least_squares(phi, psi, y) -> theta^I for p < n, where the linear least-squares
     fit theta^F leaves residuals: theta* = theta^F + eps theta^I + O(eps^2) minimizes
-    (1/2) sum_a (Phi_a^T theta + (eps/2) theta^T Psi_a theta - y_a)^2."""
+    (1/2) sum_a (Phi_a^T theta + (eps/2) theta^T Psi_a theta - y_a)^2.
+
+    Args:
+        theta_i_least_squares: your function (phi, psi, y) -> theta^I.
+
+    Example:
+        >>> exercises.ch04.check_least_squares_correction(lambda phi, psi, y: np.zeros(phi.shape[0]))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: theta^I (p = 3, n = 6): got 0 where -0.430386 was expected ...
+    """
     require_callable(theta_i_least_squares, what="theta_i_least_squares")
     for seed, p, n in [(3, 3, 6), (4, 5, 9)]:
         phi, psi, y = _ls_problem(seed, p, n)

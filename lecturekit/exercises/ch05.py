@@ -15,6 +15,9 @@ import numpy as np
 from .. import implicit_bias as _ib
 from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
+__all__ = ["check_min_l1", "check_support_vectors", "check_continuum_mass",
+           "check_gd_bias_order", "check_uv_potential"]
+
 
 def _sparse_problem(seed: int, n: int, d: int, k: int):
     rng = np.random.default_rng(seed)
@@ -25,7 +28,16 @@ def _sparse_problem(seed: int, n: int, d: int, k: int):
 
 
 def check_min_l1(min_l1: Callable) -> None:
-    """min_l1(X, y) must return argmin ||beta||_1 subject to X beta = y."""
+    """min_l1(X, y) must return argmin ||beta||_1 subject to X beta = y.
+
+    Args:
+        min_l1: your function (X, y) -> the minimum-l1 interpolating beta.
+
+    Example:
+        >>> exercises.ch05.check_min_l1(lambda X, y: np.zeros(X.shape[1]))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: your beta does not interpolate: ||X beta - y|| = 4.57. ...
+    """
     require_callable(min_l1, what="min_l1")
     for seed, (n, d, k) in enumerate([(5, 12, 2), (8, 20, 4), (15, 30, 8)]):
         X, y = _sparse_problem(100 + seed, n, d, k)
@@ -45,7 +57,16 @@ def check_min_l1(min_l1: Callable) -> None:
 
 
 def check_support_vectors(support_vectors: Callable) -> None:
-    """support_vectors(X, y) must return the boolean mask {i : a_i > 0} of the hard-margin SVM."""
+    """support_vectors(X, y) must return the boolean mask {i : a_i > 0} of the hard-margin SVM.
+
+    Args:
+        support_vectors: your function (X, y) -> a boolean mask of the support vectors.
+
+    Example:
+        >>> exercises.ch05.check_support_vectors(lambda X, y: np.arange(len(y)))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: support_vectors should return a boolean mask of shape (16,), got shape (16,) and dtype int64
+    """
     require_callable(support_vectors, what="support_vectors")
     rng = np.random.default_rng(7)
     for trial in range(3):
@@ -72,7 +93,16 @@ def check_support_vectors(support_vectors: Callable) -> None:
 
 
 def check_continuum_mass(lower_mass: Callable) -> None:
-    """lower_mass(s1, s2): stationary mass of [0, pi) for step sizes s1 on [0, pi) and s2 on [pi, 2 pi)."""
+    """lower_mass(s1, s2): stationary mass of [0, pi) for step sizes s1 on [0, pi) and s2 on [pi, 2 pi).
+
+    Args:
+        lower_mass: your function of the exercise's parameters -> the stationary mass.
+
+    Example:
+        >>> exercises.ch05.check_continuum_mass(lambda *args: 0.0)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: lower_mass(1.0, 1.0): got 0 where 0.5 was expected ...
+    """
     require_callable(lower_mass, what="lower_mass")
     for s1, s2 in [(1.0, 1.0), (1.0, 2.0), (2.0, 1.0), (0.5, 3.0), (1.3, 1.7)]:
         got = call_numeric(lower_mass, s1, s2, what=f"lower_mass({s1}, {s2})")
@@ -94,7 +124,17 @@ def _gd_deviation_reference(step_scale: float) -> float:
 
 
 def check_gd_bias_order(deviation: Callable) -> None:
-    """deviation(X, y, step_scale) must return ||beta_GD - argmin Q|| / ||argmin Q|| at alpha = 0.1."""
+    """deviation(X, y, step_scale) must return ||beta_GD - argmin Q|| / ||argmin Q|| at alpha = 0.1.
+
+    Args:
+        deviation: your function (X, y, step_scale) -> the deviation of gradient descent from
+            gradient flow.
+
+    Example:
+        >>> exercises.ch05.check_gd_bias_order(0.0)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: deviation should be a function, got float 0.0
+    """
     require_callable(deviation, what="deviation")
     X, y = _sparse_problem(0, 20, 40, 3)
     for c in (0.2, 0.05):
@@ -120,6 +160,18 @@ def check_uv_potential(phi, beta, alpha) -> None:
     KKT condition phi'(beta) in the row space of X unchanged), so the check compares the
     normalized slope phi'(beta) / phi''(0) with (alpha^2/2) arcsinh(2 beta / alpha^2), by
     ``sympy.simplify`` and at a few numeric points.
+
+    Args:
+        phi: your potential, a sympy expression in beta and alpha.
+        beta: the sympy symbol of beta (real).
+        alpha: the sympy symbol of alpha (positive).
+
+    Example:
+        >>> import sympy as sp
+        >>> beta, alpha = sp.Symbol("beta", real=True), sp.Symbol("alpha", positive=True)
+        >>> exercises.ch05.check_uv_potential(beta**2, beta, alpha)  # the l2 potential
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: ...
     """
     import sympy as sp
 

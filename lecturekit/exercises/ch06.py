@@ -16,6 +16,9 @@ import sympy as sp
 from .. import nets, regions
 from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
+__all__ = ["check_shallow_breakpoints", "check_region_recursion", "check_zigzag_net",
+           "check_lines_in_disk"]
+
 
 def _shallow_reference(w, b, v, lo, hi):
     net = nets.mlp((1, len(w), 1), "relu", parameterization="standard")
@@ -25,7 +28,16 @@ def _shallow_reference(w, b, v, lo, hi):
 
 
 def check_shallow_breakpoints(shallow_breakpoints: Callable) -> None:
-    """shallow_breakpoints(w, b, v, lo, hi) -> sorted kinks in (lo, hi) of sum_j v_j relu(w_j x + b_j)."""
+    """shallow_breakpoints(w, b, v, lo, hi) -> sorted kinks in (lo, hi) of sum_j v_j relu(w_j x + b_j).
+
+    Args:
+        shallow_breakpoints: your function of a one-hidden-layer network -> its breakpoints.
+
+    Example:
+        >>> exercises.ch06.check_shallow_breakpoints(lambda *args: np.array([]))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: with 3 neurons on (-2.0, 2.0) expected 3 breakpoints, got 0. ...
+    """
     require_callable(shallow_breakpoints, what="shallow_breakpoints")
     rng = np.random.default_rng(606)
     cases = []
@@ -53,7 +65,17 @@ def check_shallow_breakpoints(shallow_breakpoints: Callable) -> None:
 
 
 def check_region_recursion(regions_count: Callable) -> None:
-    """regions_count(n, d) -> cells of n hyperplanes in general position in R^d, via the recursion."""
+    """regions_count(n, d) -> cells of n hyperplanes in general position in R^d, via the recursion.
+
+    Args:
+        regions_count: your function (n, d) -> the number of regions r(n, d).
+
+    Example:
+        >>> def regions_count(n, d):
+        ...     return 1 if n == 0 or d == 0 else regions_count(n - 1, d) + regions_count(n - 1, d - 1)
+        >>> exercises.ch06.check_region_recursion(regions_count)
+        Correct: ...
+    """
     require_callable(regions_count, what="regions_count")
     for n in range(0, 13):
         for d in range(1, 6):
@@ -98,7 +120,16 @@ def _check_zigzag_structure(net, params, depth: int) -> None:
 
 
 def check_zigzag_net(zigzag_net: Callable) -> None:
-    """zigzag_net(L) -> (net, params): a ReLU mlp equal to g o ... o g (L times) on [0, 1]."""
+    """zigzag_net(L) -> (net, params): a ReLU mlp equal to g o ... o g (L times) on [0, 1].
+
+    Args:
+        zigzag_net: your function k -> (net, params), a ReLU network of the zigzag.
+
+    Example:
+        >>> exercises.ch06.check_zigzag_net(lambda k: None)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: zigzag_net(1) should return a pair (net, params), got NoneType
+    """
     require_callable(zigzag_net, what="zigzag_net")
     xs = np.linspace(0.0, 1.0, 2001)
     for depth in range(1, 6):
@@ -155,6 +186,19 @@ def check_lines_in_disk(expr: sp.Expr, n: sp.Symbol, R: sp.Symbol, sigma_b: sp.S
     b_j ~ N(0, 1)). Compared symbolically (``sympy.simplify`` of the difference must be 0)
     with the reference derived by sympy here, and numerically at a spot point, where a
     wrong answer is evaluated to explain what it missed.
+
+    Args:
+        expr: your expected number of lines, a sympy expression in n, R and sigma_b.
+        n: the sympy symbols your expression uses (positive).
+        R: see n.
+        sigma_b: see n.
+
+    Example:
+        >>> import sympy as sp
+        >>> n, R, sigma_b = sp.symbols("n R sigma_b", positive=True)
+        >>> exercises.ch06.check_lines_in_disk(n * R, n, R, sigma_b)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: your expression is not the expected number of lines meeting the disk: ...
     """
     if not isinstance(expr, sp.Expr):
         hint = (" (a function: call it on the symbols n, R, sigma_b to get the expression)"

@@ -20,6 +20,9 @@ import sympy as sp
 
 from . import ExerciseCheckError, call_numeric, compare, passed, require_callable
 
+__all__ = ["check_ntk_diagonal", "check_lanczos_estimates",
+           "check_power_error_constant"]
+
 # (widths, activation, options): a deep tanh network with biases everywhere, and a ReLU one
 _NETWORKS = (
     ((5, 40, 30, 20, 1), "tanh", dict(w_std=1.4, b_std=0.3, out_b_std=0.5)),
@@ -28,7 +31,16 @@ _NETWORKS = (
 
 
 def check_ntk_diagonal(candidate: Callable) -> None:
-    """candidate(net, params, x) -> the n numbers Theta(x_i, x_i) of a scalar-output nets.mlp network."""
+    """candidate(net, params, x) -> the n numbers Theta(x_i, x_i) of a scalar-output nets.mlp network.
+
+    Args:
+        candidate: your function -> the diagonal of the empirical tangent kernel.
+
+    Example:
+        >>> exercises.fast.check_ntk_diagonal(lambda *args: 0.0)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: the tangent-kernel diagonal of the tanh network (5, 40, 30, 20, 1): expected shape (7,), got ()
+    """
     from .. import nets, sampling, tangent
 
     require_callable(candidate, what="ntk_diagonal")
@@ -62,7 +74,16 @@ def _lanczos_run() -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_lanczos_estimates(candidate: Callable) -> None:
-    """candidate(alpha, beta) -> the estimate max |Ritz value| of T_k for k = 1 .. len(alpha)."""
+    """candidate(alpha, beta) -> the estimate (largest absolute Ritz value) of T_k for k = 1 .. len(alpha).
+
+    Args:
+        candidate: your function (alpha, beta) -> one estimate per Lanczos step.
+
+    Example:
+        >>> exercises.fast.check_lanczos_estimates(lambda alpha, beta: 0.0)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: lanczos_estimates(alpha, beta): expected one estimate per step, shape (30,), got ()
+    """
     require_callable(candidate, what="lanczos_estimates")
     alpha, beta = _lanczos_run()
     expected = [abs(alpha[0])] + [
@@ -100,6 +121,19 @@ def check_power_error_constant(expr: sp.Expr, a: sp.Symbol, b: sp.Symbol, r: sp.
 
     Compared symbolically with C = b^2 (1 - r^2) / (2 a^2 r^2) (simplify of the difference) and
     numerically with e_k / r^(2k) at large k, computed here from the exact e_k.
+
+    Args:
+        expr: your constant, a sympy expression in a, b and r.
+        a: the sympy symbols your expression uses (positive).
+        b: see a.
+        r: see a.
+
+    Example:
+        >>> import sympy as sp
+        >>> a, b, r = sp.symbols("a b r", positive=True)
+        >>> exercises.fast.check_power_error_constant(a * b, a, b, r)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: your constant a*b differs from the truth: ...
     """
     if not isinstance(expr, sp.Basic):
         raise ExerciseCheckError(f"expected a sympy expression in a, b, r, got {type(expr).__name__}")
