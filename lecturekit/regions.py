@@ -771,40 +771,15 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# alias until chapters/ch06_linear_regions.md and tests/validation_cases.py use
-# net.init_many (helper NETS)
-from .hessian import normal_stream as _normal_stream  # noqa: E402
-
-
-def _cut_params(net: _nets.MLP, flat: np.ndarray) -> list[list[dict[str, np.ndarray]]]:
-    """Rows of N(0, 1) numbers (count, num_params) -> parameter lists with the law of net.init."""
-    out = []
-    for row in flat:
-        params, start = [], 0
-        for (n_in, n_out), (w_std, b_std) in zip(zip(net.widths[:-1], net.widths[1:]), net.layer_stds()):
-            w = row[start:start + n_in * n_out].reshape(n_in, n_out)
-            b = row[start + n_in * n_out:start + n_in * n_out + n_out]
-            start += n_in * n_out + n_out
-            if net.parameterization == "standard":
-                w, b = w * (w_std / n_in**0.5), b * b_std
-            params.append({"W": w, "b": b})
-        out.append(params)
-    return out
-
-
+# alias until tests/validation_cases.py migrates (chapters use net.init_many)
 def draw_params(net: _nets.MLP, key: jax.Array, count: int) -> list[list[dict[str, np.ndarray]]]:
-    """``count`` parameter draws with the law of ``net.init`` (NumPy arrays), one generator.
-
-    N(0, 1) entries in the NTK parameterization; N(0, w_std^2 / fan_in) weights and
-    N(0, b_std^2) biases in the standard one. The numbers are
-    ``hessian.normal_stream(key, count * num_params)``, cut into layers.
-    """
+    """The ``count`` networks of ``net.init_many(key, count)`` as a list of NumPy parameter lists."""
     if not isinstance(net, _nets.MLP):
         raise TypeError(f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}")
     check_key(key)
     count = check_positive_int(count, name="count")
-    flat = _normal_stream(key, count * net.num_params()).reshape(count, net.num_params())
-    return _cut_params(net, np.asarray(flat, dtype=np.float64))
+    host = jax.tree.map(np.asarray, net.init_many(key, count))
+    return [jax.tree.map(lambda leaf: leaf[i], host) for i in range(count)]
 
 
 random_params = draw_params  # alias until tests/validation_cases.py migrates

@@ -221,52 +221,24 @@ def test_bad_inputs():
 
 
 # ----------------------------------------------------------------------------- Chapter 6 revision
-def test_draw_params_law_layout_and_determinism():
+def test_draw_params_alias_is_init_many():
+    """regions.draw_params (alias until tests/validation_cases.py migrates) lists the networks
+    of net.init_many, whose law is tested in tests/test_nets.py."""
     net = nets.mlp((2, 5, 3, 1), "relu", b_std=0.5)
-    draws = regions.draw_params(net, jax.random.key(3), 400)
-    assert len(draws) == 400
-    net.check_params(draws[0])
-    flat = np.array([np.concatenate([np.ravel(layer[k]) for layer in p for k in ("W", "b")]) for p in draws])
-    # N(0, 1) entries: mean 0 and variance 1 within 5 standard errors over 400 x 37 numbers
-    assert abs(flat.mean()) < 5 / np.sqrt(flat.size)
-    assert abs(flat.var() - 1) < 5 * np.sqrt(2 / flat.size)
-    again = regions.draw_params(net, jax.random.key(3), 400)
-    np.testing.assert_array_equal(flat[0], np.concatenate([np.ravel(again[0][0]["W"]), again[0][0]["b"],
-                                                           np.ravel(again[0][1]["W"]), again[0][1]["b"],
-                                                           np.ravel(again[0][2]["W"]), again[0][2]["b"]]))
-    other = regions.draw_params(net, jax.random.key(4), 1)[0]
-    assert not np.allclose(other[0]["W"], draws[0][0]["W"])
-    std = nets.mlp((2, 5, 1), "relu", b_std=0.5, parameterization="standard")
-    ws = np.array([p[0]["W"] for p in regions.draw_params(std, jax.random.key(5), 2000)])
-    # standard parameterization: W ~ N(0, w_std^2 / fan_in) = N(0, 1); b ~ N(0, 0.25)
-    bs = np.array([p[0]["b"] for p in regions.draw_params(std, jax.random.key(5), 2000)])
-    assert abs(ws.var() - 2 / 2) < 5 * np.sqrt(2 / ws.size) and abs(bs.var() - 0.25) < 5 * 0.25 * np.sqrt(2 / bs.size)
-
-
-def test_draw_params_compiles_once_for_all_shapes():
-    compiled = []
-
-    def listener(event, duration, **kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiled.append(event)
-
-    regions.draw_params(nets.mlp((1, 3, 1)), jax.random.key(0), 2)  # warm up the one generator
-    jax.monitoring.register_event_duration_secs_listener(listener)
-    try:
-        for widths in [(1, 4, 4, 1), (2, 7, 1), (1, 6, 6, 6, 6, 1)]:
-            regions.draw_params(nets.mlp(widths), jax.random.key(1), 5)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listener)
-    assert compiled == []
-
-
-def test_draw_params_bad_inputs():
+    draws = regions.draw_params(net, jax.random.key(3), 4)
+    many = net.init_many(jax.random.key(3), 4)
+    assert len(draws) == 4
+    for i, params in enumerate(draws):
+        net.check_params(params)
+        for layer, stacked in zip(params, many):
+            for k in ("W", "b"):
+                np.testing.assert_array_equal(layer[k], np.asarray(stacked[k][i]))
     with pytest.raises(TypeError, match="net"):
         regions.draw_params("net", jax.random.key(0), 2)
     with pytest.raises(TypeError, match="key"):
-        regions.draw_params(nets.mlp((1, 3, 1)), 0, 2)
+        regions.draw_params(net, 0, 2)
     with pytest.raises(ValueError, match="count"):
-        regions.draw_params(nets.mlp((1, 3, 1)), jax.random.key(0), 0)
+        regions.draw_params(net, jax.random.key(0), 0)
 
 
 def silent_switch_net():
