@@ -189,6 +189,8 @@ bench: $(STAMP) notebooks  ## benchmarks (under 10 min): NTK methods, Hessian no
 	$(BIN)/python benchmarks/report.py; \
 	echo "make bench: $$(( $$(date +%s) - t0 )) s in total"; exit $$status
 
-clean:  ## remove _build, student/, course/source and the generated chapters/*.ipynb (keeps .venv and a course's gradebook)
+clean:  ## remove _build, student/, course/source, the generated chapters/*.ipynb and api/ pages (keeps .venv and a course's gradebook)
 	rm -rf _build student $(COURSE)/source
 	rm -f chapters/*.ipynb
+	find api -name '*.rst' -delete 2>/dev/null || true
+	find api -mindepth 1 -type d -empty -delete 2>/dev/null || true
