@@ -8,6 +8,9 @@ throwaway virtual environment (not a dependency of lecturekit)::
         tf2jax==0.3.5 neural-tangents==0.6.5
     .venv/bin/python benchmarks/ntk_neural_tangents.py [--nt-python /tmp/ntvenv/bin/python]
 
+It writes ``benchmarks/results/ntk_neural_tangents.json`` (shown in the appendix "Computing
+kernels and Hessians fast"); with ``--config W N`` it only prints.
+
 The network: ReLU, 2 hidden layers of width W, input dimension 16, scalar output, NTK
 parameterization, float32; the kernel of N inputs with themselves (x2 = None). Both sides
 get the SAME parameters and inputs (written to a temporary .npz) and their kernels are
@@ -130,14 +133,25 @@ def main() -> None:
     if args.worker:
         _worker(*args.worker)
         return
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for width, inputs in args.config or CONFIGS:
             row = compare(width, inputs, args.runs, args.nt_python, tmp)
-            print(json.dumps(row), flush=True)
+            rows.append(row)
             print(f"W={width} N={inputs}: ours {row['ours_median_s']:.4f} s, neural-tangents {row['nt_median_s']:.4f} s "
                   f"(medians of {args.runs} alternating runs; load {min(row['load_average_1min']):.1f}-"
                   f"{max(row['load_average_1min']):.1f}; kernels agree to {row['max_relative_difference']:.1e})",
                   flush=True)
+    if args.config is None:  # the full comparison is recorded (the appendix shows it)
+        from _common import RESULTS, machine
+
+        record = {"benchmark": "ntk_neural_tangents", "date": time.strftime("%Y-%m-%d"), "machine": machine(),
+                  "setup": f"Per-layer empirical NTK of a ReLU network with 2 hidden layers of width W, input "
+                           f"dimension {DIM}, N inputs with themselves, float32, NTK parameterization; medians of "
+                           f"{args.runs} alternating calls", "rows": rows}
+        path = RESULTS / "ntk_neural_tangents.json"
+        path.write_text(json.dumps(record, indent=1) + "\n")
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -70,7 +70,19 @@ class Backward(NamedTuple):
 
 @dataclass(frozen=True)
 class MLP:
-    """A fully connected network; build it with :func:`mlp`."""
+    """A fully connected network; build it with :func:`mlp`.
+
+    A frozen description (hashable: it can be a static argument of ``jax.jit``). Its
+    methods draw parameters (:meth:`init`, :meth:`init_many`), run the network
+    (:meth:`apply`, :meth:`forward`, :meth:`backward`) and give its infinite-width
+    kernels (:meth:`kernels`, :meth:`nngp`). Conventions: see :mod:`lecturekit.nets`.
+
+    Example:
+        >>> from lecturekit import nets
+        >>> net = nets.mlp((3, 16, 16, 1), "tanh")
+        >>> net.depth, net.input_dim, net.output_dim, net.num_params()
+        (2, 3, 1, 353)
+    """
 
     widths: tuple[int, ...]
     activation: _act.Activation
@@ -89,10 +101,12 @@ class MLP:
 
     @property
     def input_dim(self) -> int:
+        """Input dimension d (``widths[0]``)."""
         return self.widths[0]
 
     @property
     def output_dim(self) -> int:
+        """Number of outputs k (``widths[-1]``)."""
         return self.widths[-1]
 
     def layer_stds(self) -> list[tuple[float, float]]:
@@ -107,6 +121,7 @@ class MLP:
         return [(w / fan_in**0.5, b) for (w, b), fan_in in zip(self.layer_stds(), self.widths[:-1])]
 
     def num_params(self) -> int:
+        """Number of parameters P: all weights and biases of all dense layers."""
         return sum(n_in * n_out + n_out for n_in, n_out in zip(self.widths[:-1], self.widths[1:]))
 
     # ----------------------------------------------------------------- init / apply
@@ -321,6 +336,30 @@ def mlp(
     ``widths[0]`` is the input dimension, ``widths[-1]`` the number of outputs and the
     L >= 1 entries between are the hidden widths (all may differ: a small one is a
     bottleneck). See the module docstring for the parameterizations.
+
+    Args:
+        widths: (d, n_1, ..., n_L, k), positive integers, L >= 1.
+        activation: name of the hidden activation ("relu", "erf", "tanh", "identity",
+            "softplus", "swish", ...).
+        w_std: weight scale of the hidden layers.
+        b_std: bias scale of the hidden layers.
+        out_w_std: weight scale of the readout.
+        out_b_std: bias scale of the readout.
+        parameterization: "ntk" or "standard".
+        output_activation: name of an activation applied to the readout, or None.
+
+    Returns:
+        The :class:`MLP`.
+
+    Example:
+        >>> from lecturekit import nets
+        >>> net = nets.mlp((2, 32, 1), "relu")
+        >>> x = jnp.array([[1.0, 0.0], [0.6, 0.8]])
+        >>> net.apply(net.init(jax.random.key(0)), x).shape
+        (2,)
+        >>> np.round(np.asarray(net.kernels(x).ntk), 3)
+        array([[1.  , 0.55],
+               [0.55, 1.  ]])
     """
     if isinstance(widths, (str, bytes)) or not hasattr(widths, "__len__"):
         raise TypeError(f"widths must be a sequence of integers (d, n_1, ..., n_L, k), got {widths!r}")

@@ -32,7 +32,7 @@ import numpy as np
 
 from ._validation import check_key, check_positive_int
 
-__all__ = ["standard_normal", "CHUNK"]
+__all__ = ["standard_normal"]
 
 CHUNK = 1 << 15
 """Numbers per chunk of the stream (fixed: changing it changes every draw)."""

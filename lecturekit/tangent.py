@@ -189,7 +189,27 @@ def empirical_ntk(
 
 
 def jacobian_ntk(f: Model, params: Any, x1: jax.Array, x2: jax.Array | None = None) -> jax.Array:
-    """Reference method: J(x1) J(x2)^T with the Jacobians materialized leaf by leaf."""
+    """Reference method: J(x1) J(x2)^T with the Jacobians materialized leaf by leaf.
+
+    Exact for any model, but the Jacobians need memory (n1 + n2) x (number of
+    parameters): use it for small models and as the reference in tests.
+
+    Args:
+        f: the model, ``f(params, x)`` maps a batch (n, d) to (n,).
+        params: its parameters, any pytree of floating arrays.
+        x1: inputs (n1, d).
+        x2: inputs (n2, d), or None for x1.
+
+    Returns:
+        The (n1, n2) kernel matrix.
+
+    Example:
+        >>> from lecturekit import tangent
+        >>> f = lambda p, x: x @ p["w"]
+        >>> tangent.jacobian_ntk(f, {"w": jnp.ones(2)}, jnp.array([[1.0, 2.0], [3.0, 4.0]]))
+        Array([[ 5., 11.],
+               [11., 25.]], dtype=float64)
+    """
     a, b = _check_generic_model(f, params, x1, x2)
     x1, x2 = a, (None if x2 is None else b)
     j1 = jax.jacrev(f)(params, x1)
@@ -209,6 +229,24 @@ def vector_product_ntk(
     along g_j. ``chunk`` columns are computed at once (vmapped), the chunks in sequence
     (``lax.map``), so the memory is O(chunk x #params + n1 x n2) and never holds a Jacobian;
     the work is about that of 2 n2 forward passes through the batch x1.
+
+    Args:
+        f: the model, ``f(params, x)`` maps a batch (n, d) to (n,).
+        params: its parameters, any pytree of floating arrays.
+        x1: inputs (n1, d).
+        x2: inputs (n2, d), or None for x1.
+        chunk: columns computed at once, >= 1.
+
+    Returns:
+        The (n1, n2) kernel matrix.
+
+    Example:
+        >>> from lecturekit import tangent
+        >>> f = lambda p, x: jnp.tanh(x @ p["w"])
+        >>> p, x = {"w": jnp.array([0.5, -0.2])}, jnp.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> bool(jnp.allclose(tangent.vector_product_ntk(f, p, x, chunk=1),
+        ...                   tangent.jacobian_ntk(f, p, x)))
+        True
     """
     a, b = _check_generic_model(f, params, x1, x2)
     chunk = check_positive_int(chunk, name="chunk")
@@ -282,6 +320,21 @@ def linearize(f: Model, params0: Any) -> Model:
         f_lin(params, x) = f(params0, x) + J(x; params0) (params - params0),
 
     evaluated with one forward-mode product (``jax.jvp``), never forming J.
+
+    Args:
+        f: the model, ``f(params, x)``.
+        params0: the expansion point, a pytree of floating arrays.
+
+    Returns:
+        The function ``f_lin(params, x)``.
+
+    Example:
+        >>> from lecturekit import nets, tangent
+        >>> net = nets.mlp((2, 8, 1), "tanh")
+        >>> p0, x = net.init(jax.random.key(0)), jnp.ones((3, 2))
+        >>> f_lin = tangent.linearize(net.apply, p0)
+        >>> bool(jnp.allclose(f_lin(p0, x), net.apply(p0, x)))
+        True
     """
     check_model(f)
     check_params_pytree(params0, name="params0")
