@@ -209,7 +209,7 @@ class Explorer(ipywidgets.VBox):
         return f"Explorer({shown}): move the controls in JupyterLab"
 
 
-def explorer(plot: Callable[..., Any], /, **controls: Linear | Log | Choice) -> Explorer:
+def explorer(plot: Callable[..., Any], **controls: Linear | Log | Choice) -> Explorer:
     """An interactive figure: ``plot(**settings)`` redrawn whenever a control moves.
 
     ``plot`` draws one matplotlib figure and returns it; each keyword of ``controls`` names

@@ -62,6 +62,8 @@ __all__ = [
     "tent",
     "hidden_lines",
     "count_regions_2d_shallow",
+    "LinesInBox",
+    "lines_in_box",
     "Regions2D",
     "activation_regions_2d",
     "activation_patterns",
@@ -566,6 +568,71 @@ def count_regions_2d_shallow(net: _nets.MLP, params: Any) -> int:
     normals = np.array([list(k[0]) for k in kinks], dtype=object)
     offsets = np.array([k[1] for k in kinks], dtype=object)
     return _arrangements.count_cells(normals, offsets)
+
+
+class LinesInBox(NamedTuple):
+    """First-layer lines that meet a box, and their crossings inside it (:func:`lines_in_box`).
+
+    Attributes:
+        lines: the number of first-layer neurons whose line meets the open box.
+        crossings: the number of points inside the open box where two of those lines cross.
+
+    Example:
+        >>> from lecturekit import regions
+        >>> regions.LinesInBox(lines=3, crossings=2)
+        LinesInBox(lines=3, crossings=2)
+    """
+
+    lines: int
+    crossings: int
+
+
+def lines_in_box(net: _nets.MLP, params: Any, box: Sequence[float] = (-1.0, 1.0, -1.0, 1.0)) -> LinesInBox:
+    r"""Count the first-layer lines of a 2-D-input ReLU network that meet a box, and their crossings.
+
+    Neuron j of the first hidden layer switches on the line
+    :math:`\{x : \langle w_j, x\rangle + c_j = 0\}` (:func:`hidden_lines`). A line meets the
+    open box when the box's corners lie strictly on both sides of it; two lines cross at
+    the solution of a 2 x 2 system (parallel lines never do). For a one-hidden-layer
+    network whose lines are in general position (no crossing on the boundary of the box,
+    no three through a point), Euler's formula for the planar graph the lines cut out of
+    the box gives the number of regions in closed form,
+    ``activation_regions_2d(net, params, box).count == 1 + lines + crossings``, without
+    cutting polygons: a cheap, independent check of :func:`activation_regions_2d`.
+
+    Args:
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input dimension 2.
+        params: its parameters.
+        box: (x0, x1, y0, y1) with x0 < x1 and y0 < y1.
+
+    Returns:
+        LinesInBox: the two counts.
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import nets, regions
+        >>> net = nets.mlp((2, 3, 1), "relu", parameterization="standard")
+        >>> params = [{"W": np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]),
+        ...            "b": np.array([0.0, 0.0, -0.5])},     # x1 = 0, x2 = 0, x1 + x2 = 0.5
+        ...           {"W": np.ones((3, 1)), "b": np.zeros(1)}]
+        >>> regions.lines_in_box(net, params, (-1.0, 1.0, -1.0, 1.0))
+        LinesInBox(lines=3, crossings=3)
+    """
+    _check_relu_net(net, input_dim=2)
+    x0, x1, y0, y1 = _check_box(box)
+    normals, offsets = hidden_lines(net, params)
+    corners = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])
+    vals = corners @ normals.T + offsets
+    meets = (vals.max(0) > 0) & (vals.min(0) < 0)
+    j, k = np.triu_indices(len(offsets), 1)
+    det = normals[j, 0] * normals[k, 1] - normals[j, 1] * normals[k, 0]
+    ok = det != 0
+    j, k, det = j[ok], k[ok], det[ok]
+    # Cramer's rule for w_j . x = -c_j, w_k . x = -c_k
+    px = (-offsets[j] * normals[k, 1] + offsets[k] * normals[j, 1]) / det
+    py = (-normals[j, 0] * offsets[k] + normals[k, 0] * offsets[j]) / det
+    inside = (x0 < px) & (px < x1) & (y0 < py) & (py < y1)
+    return LinesInBox(int(np.count_nonzero(meets)), int(np.count_nonzero(inside)))
 
 
 # --------------------------------------------------------------------------- 2-D, any depth

@@ -310,3 +310,28 @@ def test_hidden_lines_are_the_first_layer_hyperplanes():
     x = np.random.default_rng(1).normal(size=(5, 2))
     zs, _, _ = net.forward(params, x)
     np.testing.assert_allclose(x @ normals.T + offsets, np.asarray(zs[0]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lines_in_box_gives_the_region_count_by_euler(seed):
+    """One hidden layer, generic weights: regions in a box = 1 + lines meeting it + crossings."""
+    net, params = random_net(30 + seed, (2, 10, 1))
+    box = (-1.0, 1.5, -0.5, 1.0)
+    counts = regions.lines_in_box(net, params, box)
+    assert regions.activation_regions_2d(net, params, box).count == 1 + counts.lines + counts.crossings
+    # every line meets a huge box, and every pair crosses inside it
+    huge = regions.lines_in_box(net, params, (-1e6, 1e6, -1e6, 1e6))
+    assert huge == (10, 45)
+
+
+def test_lines_in_box_parallel_and_deep():
+    """Parallel lines never cross; a deep network counts its first layer's lines only."""
+    net = nets.mlp((2, 3, 2, 1), "relu", parameterization="standard")
+    params = [{"W": np.array([[1.0, 2.0, 0.0], [0.0, 0.0, 1.0]]), "b": np.array([0.0, -1.0, 5.0])},
+              {"W": np.ones((3, 2)), "b": np.zeros(2)}, {"W": np.ones((2, 1)), "b": np.zeros(1)}]
+    # x1 = 0 and x1 = 1/2 (parallel) meet the box; x2 = -5 does not
+    assert regions.lines_in_box(net, params, (-1.0, 1.0, -1.0, 1.0)) == regions.LinesInBox(2, 0)
+    with pytest.raises(ValueError, match="box"):
+        regions.lines_in_box(net, params, (1.0, 0.0, 0.0, 1.0))
+    with pytest.raises(ValueError, match="input dimension"):
+        regions.lines_in_box(*random_net(0, (1, 3, 1)))

@@ -19,4 +19,9 @@ CASES = [
          values=Arr(ndim=2, fixed=(0, 1), finite=False, lo=0.0, lo_open=True,
                     extra=((np.array([[0.5, np.inf, 2.0], [0.8, 1.2, 1.0]]), VALUE_ERR),)),
          levels=Custom((("a", TYPE_ERR), ([], VALUE_ERR), ([np.nan], VALUE_ERR)))),
+    case("plotting.regions_2d", plotting.regions_2d, lambda: dict(regions=regions_2d(), seed=0, linewidth=0.3),
+         cleanup=close_figures,
+         regions=Custom((("r", TYPE_ERR), (None, TYPE_ERR),
+                         (regions.Regions2D([], np.zeros((0, 3), bool), np.zeros((0, 2))), VALUE_ERR))),
+         seed=Int(0), linewidth=NONNEG),
 ]
