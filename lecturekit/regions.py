@@ -47,7 +47,12 @@ from jax.typing import ArrayLike
 
 from . import arrangements as _arrangements
 from . import nets as _nets
-from ._validation import as_host_float_array, check_key, check_positive_int, check_real
+from ._validation import as_host_float_array, check_positive_int, check_real
+
+# Not part of the API (not in __all__). alias until chapters/appendix_errata.md and
+# lecturekit/exercises/ch06.py use lecturekit.arrangements:
+from .arrangements import count_cells, zaslavsky_cells  # noqa: F401
+from .arrangements import general_position_cells as zaslavsky  # noqa: F401
 
 __all__ = [
     "Trace1D",
@@ -820,33 +825,3 @@ def pattern_map_2d(net: _nets.MLP, params: Any, box: Sequence[float] = (-1.0, 1.
     labels = labels.reshape(resolution, resolution)
     return labels, int(labels.max()) + 1
 
-
-# --------------------------------------------------------------------------- aliases
-# Not part of the API (not in __all__): names that other files still use.
-# alias until chapters/appendix_errata.md and tests/validation_cases.py migrate to
-# lecturekit.arrangements:
-from .arrangements import characteristic_polynomial, count_cells, zaslavsky_cells  # noqa: E402
-from .arrangements import general_position_cells as zaslavsky  # noqa: E402
-
-
-def __getattr__(name: str) -> Any:
-    # alias until tests/validation_cases.py migrates to lecturekit.plotting.regions_2d
-    # (lazy: plotting sits above regions and imports it)
-    if name == "plot_regions_2d":
-        from .plotting import regions_2d
-        return regions_2d
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-# alias until tests/validation_cases.py migrates (chapters use net.init_many)
-def draw_params(net: _nets.MLP, key: jax.Array, count: int) -> list[list[dict[str, np.ndarray]]]:
-    """The ``count`` networks of ``net.init_many(key, count)`` as a list of NumPy parameter lists."""
-    if not isinstance(net, _nets.MLP):
-        raise TypeError(f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}")
-    check_key(key)
-    count = check_positive_int(count, name="count")
-    host = jax.tree.map(np.asarray, net.init_many(key, count))
-    return [jax.tree.map(lambda leaf: leaf[i], host) for i in range(count)]
-
-
-random_params = draw_params  # alias until tests/validation_cases.py migrates

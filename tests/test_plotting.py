@@ -44,7 +44,3 @@ def test_regions_2d_bad_input():
         plotting.regions_2d(_regions(), linewidth=-1.0)
     plt.close("all")
 
-
-def test_regions_2d_is_still_reachable_from_regions():
-    # alias until tests/validation_cases.py migrates
-    assert regions.plot_regions_2d is plotting.regions_2d

@@ -221,26 +221,6 @@ def test_bad_inputs():
 
 
 # ----------------------------------------------------------------------------- Chapter 6 revision
-def test_draw_params_alias_is_init_many():
-    """regions.draw_params (alias until tests/validation_cases.py migrates) lists the networks
-    of net.init_many, whose law is tested in tests/test_nets.py."""
-    net = nets.mlp((2, 5, 3, 1), "relu", b_std=0.5)
-    draws = regions.draw_params(net, jax.random.key(3), 4)
-    many = net.init_many(jax.random.key(3), 4)
-    assert len(draws) == 4
-    for i, params in enumerate(draws):
-        net.check_params(params)
-        for layer, stacked in zip(params, many):
-            for k in ("W", "b"):
-                np.testing.assert_array_equal(layer[k], np.asarray(stacked[k][i]))
-    with pytest.raises(TypeError, match="net"):
-        regions.draw_params("net", jax.random.key(0), 2)
-    with pytest.raises(TypeError, match="key"):
-        regions.draw_params(net, 0, 2)
-    with pytest.raises(ValueError, match="count"):
-        regions.draw_params(net, jax.random.key(0), 0)
-
-
 def silent_switch_net():
     """f = relu(1 - relu(x)), plus a first-layer neuron relu(x - 2) that switches where the
     second layer is off: knots 0, 1, 2 on R, slope changes only at 0 and 1."""
