@@ -442,3 +442,17 @@ def test_chains_without_burn_in():
     occ = np.asarray(ib.circle_sgd_occupation(jax.random.key(0), kappa=0.5, lr=0.1, label_sd=1.0, tilt_sd=1.0,
                                               steps=3, burn_in=0, chains=4))
     assert occ.shape == (4,) and np.all((occ >= 0) & (occ <= 1))
+
+
+def test_train_linear_classifier_checkpoints_match_a_plain_loop():
+    """The engine's run, observed at multiples of the checkpoints' gcd, picks the right rows."""
+    X, y = separable_data(n=8)
+    Z = y[:, None] * X
+    lr = 0.05
+    w, plain = np.array([0.3, -0.2]), {}
+    for t in range(61):
+        plain[t] = w.copy()
+        w = w - lr * (-(np.exp(-Z @ w)[:, None] * Z).mean(0))  # gradient of mean exp(-<w, z>)
+    for checkpoints in ([0, 7, 60], [12, 30, 60], [60]):
+        W = np.asarray(ib.train_linear_classifier(X, y, checkpoints, loss="exp", lr=lr, w0=[0.3, -0.2]))
+        np.testing.assert_allclose(W, [plain[t] for t in checkpoints], rtol=1e-12, atol=1e-14)

@@ -18,7 +18,7 @@ The losses are means over examples, :math:`\mathcal L = \frac1{2m}\sum_k (x_k\cd
 (the normalization of :func:`lecturekit.training.square_loss`). These chains are
 stochastic (a fresh random batch or noise at every step), so they are not gradient
 descent and do not go through :func:`lecturekit.training.descend`; they share one
-time-averaging loop (``_time_average``).
+time-averaging loop (``_time_average_sums``).
 """
 
 from __future__ import annotations
