@@ -1,17 +1,19 @@
-"""lecturekit: the small JAX library behind the executable course on wide neural networks.
+r"""lecturekit: the small JAX library behind the executable course on wide neural networks.
 
 Each module holds one idea, and every chapter calls the same engine for it: one sampler
 (:mod:`lecturekit.sampling`), one network description (:mod:`lecturekit.nets`), one
 gradient-descent loop (:mod:`lecturekit.training`), one Lanczos (:mod:`lecturekit.hessian`),
-one quadrature rule for Gaussian expectations. This reference is generated from the
-docstrings of the package (``scripts/api_reference.py``): one page per module, listing
-the names of its ``__all__``.
+one quadrature rule for Gaussian expectations (:mod:`lecturekit.gaussian`). This reference
+is generated from the docstrings of the package (``scripts/api_reference.py``): one page
+per module, listing the names of its ``__all__``.
 
 **Parameterization.** Networks follow the neural-tangents conventions, so that results can
-be compared with that library. In the NTK parameterization a dense layer of fan-in n maps
-h to z = (w_std / sqrt(n)) W h + b_std b with W, b drawn N(0, 1); in the standard
-parameterization the same scales sit in the initialization instead. The input covariance
-is normalized by the input dimension d: K(x, x') = x . x' / d. Each function states the
+be compared with that library. In the NTK parameterization a dense layer of fan-in
+:math:`n` maps :math:`h` to :math:`z = \frac{\sigma_w}{\sqrt{n}} W h + \sigma_b b` with the
+entries of :math:`W, b` drawn :math:`N(0, 1)` (``w_std`` is :math:`\sigma_w`, ``b_std`` is
+:math:`\sigma_b`); in the standard parameterization the same scales sit in the
+initialization instead. The input covariance is normalized by the input dimension
+:math:`d`: :math:`K^{(0)}(x, x') = x \cdot x' / d`. Each function states the
 parameterization, normalization and shapes it uses.
 
 **Precision.** Importing lecturekit changes no global configuration. A chapter's first cell
