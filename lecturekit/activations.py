@@ -15,6 +15,8 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
+__all__ = ["Activation", "NAMES", "get"]
+
 ArrayFn = Callable[[jax.Array], jax.Array]
 
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)  # a Python float: no float32 constant frozen at import
@@ -22,7 +24,23 @@ _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)  # a Python float: no float32 constant f
 
 @dataclass(frozen=True)
 class Activation:
-    """A scalar non-linearity phi with phi' and phi'' (all applied elementwise)."""
+    """A scalar non-linearity phi with phi' and phi'' (all applied elementwise).
+
+    Calling the activation applies ``fn``. Frozen and hashable, so it can be a static
+    argument of ``jax.jit``.
+
+    Attributes:
+        name: the registry name ("relu", "tanh", ...).
+        fn: phi.
+        grad: phi', written out (relu'(0) = 0).
+        hess: phi'' (0 for relu and the identity).
+
+    Example:
+        >>> from lecturekit import activations
+        >>> act = activations.get("tanh")
+        >>> print(act.name, float(act(jnp.array(0.0))), float(act.grad(jnp.array(0.0))))
+        tanh 0.0 1.0
+    """
 
     name: str
     fn: ArrayFn
@@ -80,12 +98,28 @@ _REGISTRY: dict[str, Activation] = {
 }
 
 NAMES: tuple[str, ...] = tuple(_REGISTRY)
+"""The names :func:`get` knows: relu, erf, tanh, identity, softplus, swish, sigmoid, sin."""
 
 
 def get(activation: str | Activation, *, name: str = "activation") -> Activation:
-    """Look up an activation by name (or pass an :class:`Activation` through).
+    """Look up an activation by name, case-insensitively (or pass an :class:`Activation` through).
 
-    Raises ``ValueError`` listing the known names for an unknown one.
+    Args:
+        activation: one of :data:`NAMES`, or an :class:`Activation`.
+        name: the argument name used in error messages.
+
+    Returns:
+        The :class:`Activation`.
+
+    Raises:
+        ValueError: for an unknown name (the message lists the known ones).
+        TypeError: for anything but a string or an :class:`Activation`.
+
+    Example:
+        >>> from lecturekit import activations
+        >>> relu = activations.get("ReLU")
+        >>> print(relu.name, np.asarray(relu.grad(jnp.array([-1.0, 0.0, 2.0]))))
+        relu [0. 0. 1.]
     """
     if isinstance(activation, Activation):
         return activation

@@ -51,6 +51,7 @@ from jax.typing import ArrayLike
 from . import activations as _act
 from . import gaussian as _gaussian
 from . import kernels as _kernels
+from . import sampling as _sampling
 from ._validation import (
     as_float_array, check_broadcastable, check_key, check_positive_int, check_real, concrete, float_dtype,
     warn_if_below_precision,
@@ -584,15 +585,6 @@ def _correlation_slope(r, k, dual, c_w, c_b):
 # Finite random networks: exact and cheap samplers for Monte Carlo over networks
 
 
-def _flat_normals(key: jax.Array, shape: tuple[int, ...], dtype) -> jax.Array:
-    """i.i.d. N(0, 1) entries of ``shape``: the law of jax.random.normal(key, shape).
-
-    Drawn flat and reshaped: XLA compiles the one-dimensional sampler several times faster
-    than a multi-dimensional one, and compilation dominates the cost of these small draws.
-    """
-    return jax.random.normal(key, (int(np.prod(shape)),), dtype=dtype).reshape(shape)
-
-
 def layer_mean_squares(
     key: jax.Array,
     *,
@@ -647,7 +639,7 @@ def layer_mean_squares(
 
 @partial(jax.jit, static_argnums=(3, 4, 5, 6, 7))
 def _layer_mean_squares(key, v_first, v_hidden, n0, width, depth, count, act):
-    draws = _flat_normals(key, (count, width * n0 + (depth - 1) * width**2), jnp.float64)
+    draws = _sampling.standard_normal(key, (count, width * n0 + (depth - 1) * width**2), jnp.float64)
     return _layer_mean_squares_from(draws, v_first, v_hidden, n0, width, depth, act)
 
 
@@ -755,7 +747,7 @@ def _sample_network_kernels(key, x, width, c_w, c_b, depth, count, max_width, ac
         k1 = c_b + c_w * x @ x.T / x.shape[1]
         return jax.lax.scan(layer, k1, g_net)[1]
 
-    g = _flat_normals(key, (count, depth, x.shape[0], max_width), jnp.float32)
+    g = _sampling.standard_normal(key, (count, depth, x.shape[0], max_width), jnp.float32)
     return jax.vmap(one_network)(g)
 
 

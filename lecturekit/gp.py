@@ -27,11 +27,26 @@ import jax.scipy.linalg as jsl
 import numpy as np
 from jax.typing import ArrayLike
 
+from . import sampling as _sampling
 from ._validation import as_float_array, check_key, check_positive_int, check_real
+
+__all__ = ["Posterior", "cholesky", "posterior", "log_marginal_likelihood", "sample_prior", "posterior_z_scores"]
 
 
 class Posterior(NamedTuple):
-    """GP posterior at test points: mean (m,), covariance (m, m) and the jitter that was used."""
+    """GP posterior at test points (the result of :func:`posterior`).
+
+    Attributes:
+        mean: (m,) posterior mean.
+        cov: (m, m) posterior covariance (symmetrized).
+        jitter: the diagonal jitter the Cholesky factorization needed (0.0 if none).
+
+    Example:
+        >>> from lecturekit import gp
+        >>> post = gp.posterior(np.eye(2), np.array([[0.5, 0.0]]), np.eye(1), np.array([1.0, 2.0]))
+        >>> print(np.round(np.asarray(post.mean), 6), np.round(np.asarray(post.variance), 6))
+        [0.5] [0.75]
+    """
 
     mean: jax.Array
     cov: jax.Array
@@ -71,7 +86,23 @@ def cholesky(matrix: ArrayLike, *, jitter: float = 0.0, max_tries: int = 6) -> t
 
     Tries ``matrix + jitter I``; if that fails (NaN factor), retries with the jitter raised
     to 1e-12 x mean diagonal and then multiplied by 100 each time, up to ``max_tries`` times.
-    Returns (L, jitter_used); raises ValueError if the matrix is not positive semi-definite.
+
+    Args:
+        matrix: (n, n) symmetric matrix.
+        jitter: diagonal added on the first try.
+        max_tries: number of retries with a larger jitter.
+
+    Returns:
+        ``(L, jitter_used)``: the lower factor (n, n) and the jitter it needed.
+
+    Raises:
+        ValueError: if the matrix is not positive semi-definite.
+
+    Example:
+        >>> from lecturekit import gp
+        >>> factor, used = gp.cholesky(np.ones((2, 2)))   # singular: needs jitter
+        >>> print(factor.shape, used > 0)
+        (2, 2) True
     """
     a = as_float_array(matrix, name="matrix", ndim=2, nonempty=True)
     _check_square_symmetric(a, "matrix")
@@ -101,8 +132,24 @@ def posterior(
 ) -> Posterior:
     """Posterior mean and covariance of f(X_*) given y = f(X) + N(0, noise I).
 
-    k_train = k(X, X) (n, n), k_cross = k(X_*, X) (m, n), k_test = k(X_*, X_*) (m, m), y (n,).
     ``noise`` = 0 gives noiseless interpolation (the Cholesky then may need jitter).
+
+    Args:
+        k_train: k(X, X), (n, n).
+        k_cross: k(X_test, X), (m, n).
+        k_test: k(X_test, X_test), (m, m).
+        y: (n,) observations.
+        noise: observation noise variance.
+        jitter: initial diagonal jitter of the factorization.
+
+    Returns:
+        A :class:`Posterior`.
+
+    Example:
+        >>> from lecturekit import gp
+        >>> post = gp.posterior(np.eye(2), np.eye(2), np.eye(2), np.array([1.0, -1.0]), noise=1.0)
+        >>> print(np.round(np.asarray(post.mean), 6))
+        [ 0.5 -0.5]
     """
     kxx = as_float_array(k_train, name="k_train", ndim=2, nonempty=True)
     ksx = as_float_array(k_cross, name="k_cross", ndim=2)
@@ -123,7 +170,22 @@ def posterior(
 
 
 def log_marginal_likelihood(k_train: ArrayLike, y: ArrayLike, *, noise: float = 0.0, jitter: float = 0.0) -> float:
-    """log p(y) = -y^T (K + noise I)^{-1} y / 2 - log det(K + noise I) / 2 - n log(2 pi) / 2."""
+    """log p(y) = -y^T (K + noise I)^{-1} y / 2 - log det(K + noise I) / 2 - n log(2 pi) / 2.
+
+    Args:
+        k_train: k(X, X), (n, n).
+        y: (n,) observations.
+        noise: observation noise variance.
+        jitter: initial diagonal jitter of the factorization.
+
+    Returns:
+        The log marginal likelihood, a float.
+
+    Example:
+        >>> from lecturekit import gp
+        >>> print(round(gp.log_marginal_likelihood(np.eye(1), np.array([0.0])), 6))
+        -0.918939
+    """
     kxx = as_float_array(k_train, name="k_train", ndim=2, nonempty=True)
     y = as_float_array(y, name="y", ndim=1)
     noise = check_real(noise, name="noise", nonnegative=True)
@@ -141,7 +203,22 @@ def sample_prior(key: jax.Array, kernel: ArrayLike, num_samples: int, *, jitter:
     """Draw ``num_samples`` functions from N(0, kernel) on a grid; returns (num_samples, n).
 
     Uses f = L g with L L^T = kernel + jitter' I (the jitter actually used is the smallest
-    that factorizes, starting at ``jitter`` times the mean diagonal) and g ~ N(0, I).
+    that factorizes, starting at ``jitter`` times the mean diagonal) and g ~ N(0, I) from
+    :func:`lecturekit.sampling.standard_normal`.
+
+    Args:
+        key: a ``jax.random`` key.
+        kernel: (n, n) covariance on the grid.
+        num_samples: number of functions.
+        jitter: relative diagonal jitter.
+
+    Returns:
+        (num_samples, n) array, one function per row.
+
+    Example:
+        >>> from lecturekit import gp
+        >>> print(gp.sample_prior(jax.random.key(0), np.eye(3), 4).shape)
+        (4, 3)
     """
     check_key(key)
     k = as_float_array(kernel, name="kernel", ndim=2, nonempty=True)
@@ -150,8 +227,7 @@ def sample_prior(key: jax.Array, kernel: ArrayLike, num_samples: int, *, jitter:
     jitter = check_real(jitter, name="jitter", nonnegative=True)
     base = float(np.mean(np.abs(np.diag(np.asarray(k))))) or 1.0
     factor, _ = cholesky(k, jitter=jitter * base)
-    # a flat draw reshaped: same law, and the 1-D sampler compiles much faster than a 2-D one
-    g = jax.random.normal(key, (k.shape[0] * num_samples,), dtype=factor.dtype).reshape(k.shape[0], num_samples)
+    g = _sampling.standard_normal(key, (k.shape[0], num_samples), factor.dtype)
     return (factor @ g).T
 
 
@@ -165,7 +241,24 @@ def posterior_z_scores(
     y = f(X) + N(0, noise I), computes the posterior (:func:`posterior`) and returns
     (f(X_*) - mean_*) / sqrt(var_*). If mean and variance are the conditional ones, every
     entry is exactly N(0, 1); a wrong variance (e.g. the prior's, or the noiseless formula)
-    makes E[z^2] differ from 1. Returns (num_draws, m), m = number of test points.
+    makes E[z^2] differ from 1.
+
+    Args:
+        key: a ``jax.random`` key.
+        kernel: (n_train + m, n_train + m) kernel on all points, training points first.
+        n_train: number of training points.
+        noise: observation noise variance.
+        num_draws: number of draws.
+        jitter: relative diagonal jitter.
+
+    Returns:
+        (num_draws, m) standardized errors, m = number of test points.
+
+    Example:
+        >>> from lecturekit import gp
+        >>> k = np.array([[1.0, 0.5], [0.5, 1.0]])
+        >>> print(gp.posterior_z_scores(jax.random.key(0), k, 1, noise=0.1, num_draws=5).shape)
+        (5, 1)
     """
     check_key(key)
     k = as_float_array(kernel, name="kernel", ndim=2, nonempty=True)
@@ -180,7 +273,7 @@ def posterior_z_scores(
     post = posterior(a[:n, :n], a[n:, :n], a[n:, n:], np.zeros(n), noise=noise)
     factor, _ = cholesky(a, jitter=jitter * (float(np.mean(np.abs(np.diag(a)))) or 1.0))
     size = a.shape[0]
-    g = jax.random.normal(key, ((size + n) * num_draws,), dtype=factor.dtype)  # one flat draw
+    g = _sampling.standard_normal(key, ((size + n) * num_draws,), factor.dtype)  # one flat draw
     f = (factor @ g[: size * num_draws].reshape(size, num_draws)).T
     y = f[:, :n] + np.sqrt(noise) * g[size * num_draws:].reshape(num_draws, n)
     return _z_scores(a[:n, :n] + noise * np.eye(n), a[n:, :n], f[:, n:], y, post.variance)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lecturekit import criticality as cr
-from lecturekit import gaussian
+from lecturekit import gaussian, sampling
 
 jax.config.update("jax_enable_x64", True)
 
@@ -210,7 +210,7 @@ def test_layer_mean_squares_matches_an_explicit_forward_pass():
     key, n0, width, depth, count = jax.random.key(3), 5, 7, 4, 3
     z_sq, phi_sq = cr.layer_mean_squares(key, n0=n0, width=width, depth=depth, count=count,
                                          v_first=1.7, v_hidden=2.3)
-    draws = np.asarray(cr._flat_normals(key, (count, width * n0 + (depth - 1) * width**2), jnp.float64))
+    draws = np.asarray(sampling.standard_normal(key, (count, width * n0 + (depth - 1) * width**2), jnp.float64))
     for i in range(count):
         w1 = draws[i, : width * n0].reshape(width, n0)
         ws = draws[i, width * n0:].reshape(depth - 1, width, width)
