@@ -148,6 +148,15 @@ class DiagonalNetInfo(NamedTuple):
     residual: float
 
 
+class _Unset:
+    """Default of an alias argument that was not passed (None must still be rejected)."""
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+_UNSET = _Unset()
+
 _BLOCK = 8  # steps between two convergence tests (amortizes the while loop's overhead)
 _STABILITY = 0.25  # eta * (bound on the Hessian) <= _STABILITY
 
@@ -198,7 +207,7 @@ def train_diagonal_net_info(
     step_scale: float = 0.02,
     tol: float = 1e-9,
     max_iter: int = 5_000_000,
-    max_steps: int | None = None,
+    max_steps: int | _Unset = _UNSET,
 ) -> DiagonalNetInfo:
     r"""Gradient flow of a diagonal linear network, with the state at its end.
 
@@ -261,8 +270,8 @@ def train_diagonal_net_info(
     if c > 1.0:
         raise ValueError(f"step_scale must be in (0, 1] (a fraction of the stable step), got {step_scale}")
     tol_ = check_real(tol, name="tol", positive=True)
-    limit_name = "max_iter" if max_steps is None else "max_steps"
-    n_max = check_positive_int(max_iter if max_steps is None else max_steps, name=limit_name)
+    limit_name = "max_iter" if max_steps is _UNSET else "max_steps"
+    n_max = check_positive_int(max_iter if max_steps is _UNSET else max_steps, name=limit_name)
     t0 = _theta0(theta0, Xa.shape[1])
     # the residual is computed in Xa's dtype: a tol below its rounding is never reached
     warn_if_below_precision(tol_, Xa.dtype)
@@ -285,7 +294,7 @@ def train_diagonal_net(
     step_scale: float = 0.02,
     tol: float = 1e-9,
     max_iter: int = 5_000_000,
-    max_steps: int | None = None,
+    max_steps: int | _Unset = _UNSET,
 ) -> jax.Array:
     r"""Gradient flow of a diagonal linear network: :math:`\beta = \theta_+^2 - \theta_-^2` at convergence.
 
