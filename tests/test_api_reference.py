@@ -8,7 +8,9 @@ The pages are written by scripts/api_reference.py (one per public module, from i
   (``>>>``); a constant has a doc comment (``#:`` before, or a string after, it); the
   public methods and properties of a documented class have docstrings;
 * every name in ``__all__`` appears on its module's page, and the API part of _toc.yml
-  lists every module's page.
+  lists every module's page;
+* every link of the book's pages to the reference ({py:func}`~lecturekit.nets.mlp`, ...)
+  has an entry to land on (what the ``-n`` build checks, in a second).
 
 The doctests themselves run under ``pytest --doctest-modules lecturekit`` (`make test-unit`).
 The tests marked ``book`` read the built HTML (the ``book`` fixture of tests/conftest.py):
@@ -145,3 +147,47 @@ def test_built_page_shows_every_name_with_its_signature(book, module_name):
         elif entry.kind == "function" and "(" not in signature.get_text():
             problems.append(f"{entry.name}: the entry shows no signature")
     assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
+
+
+PY_ROLE = re.compile(r"\{py:(\w+)\}`(?:[^`<]*<)?~?([\w.]+)>?`")
+
+
+def _reference_target_problem(role: str, target: str, modules: list[str]) -> str | None:
+    """Why the API reference has no entry for ``target`` (None if it has one)."""
+    if role == "mod":
+        return None if target in modules else "no such public module"
+    owner = max((m for m in modules if target.startswith(m + ".")), key=len, default=None)
+    if owner is None:
+        return "not in a public lecturekit module"
+    first, *rest = target[len(owner) + 1:].split(".")
+    module = importlib.import_module(owner)
+    if first not in getattr(module, "__all__", ()):
+        return f"{first!r} is not in {owner}.__all__"
+    if not rest:
+        return None
+    entry = next(e for e in api_reference.entries(owner, set(modules)) if e.name == first)
+    if entry.canonical != owner:
+        return f"members are documented under {entry.canonical}.{first}"
+    obj = getattr(module, first)
+    for part in rest:
+        if part in api_reference._fields(obj):
+            return None  # described in the class's Attributes: section
+        if part.startswith("_") or not hasattr(obj, part):
+            return f"{type(obj).__name__} {first} has no public member {part!r}"
+        obj = getattr(obj, part)
+    return None if inspect.getdoc(obj) else "the member has no docstring (autodoc leaves it out)"
+
+
+def test_chapter_links_to_the_reference_resolve():
+    """Every {py:func}`~lecturekit...` (and :class:, :meth:, :mod:, ...) in the book's pages
+    points to an entry of the API reference (a fast check of what the -n build checks)."""
+    problems = []
+    for page in sorted([*ROOT.glob("*.md"), *(ROOT / "chapters").glob("*.md")]):
+        for match in PY_ROLE.finditer(page.read_text(encoding="utf-8")):
+            role, target = match.groups()
+            if not target.startswith("lecturekit"):
+                continue
+            problem = _reference_target_problem(role, target, MODULES)
+            if problem:
+                problems.append(f"{page.relative_to(ROOT)}: {match.group(0)}: {problem}")
+    assert not problems, "\n".join(problems)
