@@ -475,14 +475,8 @@ def gd_with_sharpness(
         >>> run.steps.tolist(), [round(float(s), 4) for s in run.observed]
         ([0, 10, 20], [2.0, 2.0, 2.0])
     """
-    check_model(f)
-    check_params_pytree(params0, name="params0")
-    x = as_float_array(x, name="x", ndim=2)
-    y = as_float_array(y, name="y", ndim=1)
-    if y.shape != (x.shape[0],):
-        raise ValueError(f"y must have shape ({x.shape[0]},) for x of shape {tuple(x.shape)}, got {y.shape}")
+    x, y, steps = _check_gd_args(f, params0, x, y, steps)
     lr = check_real(lr, name="lr", positive=True)
-    steps = check_positive_int(steps, name="steps")
     every = check_positive_int(every, name="every")
     lanczos_steps = check_positive_int(lanczos_steps, name="lanczos_steps", minimum=2)
     check_key(key)

@@ -1,8 +1,7 @@
 """Tests of lecturekit.catapult: the one-example recursion, its regimes, GD runs with measurements.
 
-Parameters and data are drawn with NumPy (``default_rng``) and models are evaluated under
-``jax.jit``: JAX compiles its random generator and every eager operation once per shape,
-which would dominate the run time of these small tests.
+Parameters and data are drawn with NumPy (``default_rng``), by the helpers of
+tests/test_quadratic.py.
 """
 
 import jax
@@ -11,20 +10,9 @@ import numpy as np
 import pytest
 
 from lecturekit import catapult as C, hessian, nets, tangent, training
+from test_quadratic import _params, _tanh_net  # noqa: E402  (tests/ is on sys.path)
 
 jax.config.update("jax_enable_x64", True)
-
-
-def _params(net, seed):
-    """N(0, 1) parameters of an NTK-parameterized ``net`` (the distribution of net.init), from NumPy."""
-    rng = np.random.default_rng(seed)
-    return [{"W": rng.normal(size=(n_in, n_out)), "b": rng.normal(size=n_out)}
-            for n_in, n_out in zip(net.widths[:-1], net.widths[1:])]
-
-
-def _tanh_net():
-    net = nets.mlp((2, 4, 3, 1), "tanh", b_std=0.3)  # two hidden layers, biases: 31 parameters
-    return net, _params(net, 0)
 
 
 _CATAPULT_NET = nets.mlp((5, 300, 1), "relu", w_std=1.0, out_w_std=1.3)
