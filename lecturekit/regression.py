@@ -50,11 +50,10 @@ __all__ = [
     "gradient_flow_predictor",
     "gradient_flow_train_loss",
     "gradient_descent_predictor",
-    "KernelProblem",
 ]
 
 
-class KernelProblem(NamedTuple):
+class _KernelProblem(NamedTuple):
     """Validated arrays of a kernel-regression problem."""
 
     k_train: jax.Array
@@ -82,7 +81,7 @@ def _run(core, *arrays, **options) -> jax.Array:
     return jnp.asarray(core(np, *(np.asarray(a) for a in arrays), **options))
 
 
-def _check_problem(k_train: ArrayLike, y: ArrayLike, k_test_train: ArrayLike | None) -> KernelProblem:
+def _check_problem(k_train: ArrayLike, y: ArrayLike, k_test_train: ArrayLike | None) -> _KernelProblem:
     k = _array(k_train, name="k_train", ndim=2, nonempty=True)
     if k.shape[0] != k.shape[1]:
         raise ValueError(f"k_train must be a square (n, n) Gram matrix, got shape {tuple(k.shape)}")
@@ -97,15 +96,28 @@ def _check_problem(k_train: ArrayLike, y: ArrayLike, k_test_train: ArrayLike | N
             raise ValueError(
                 f"k_test_train must have shape (n_test, {k.shape[0]}) = k(X_test, S), got {tuple(kt.shape)}"
             )
-    return KernelProblem(k, y, kt)
+    return _KernelProblem(k, y, kt)
 
 
 def kernel_coefficients(k_train: ArrayLike, y: ArrayLike, *, ridge: float = 0.0) -> jax.Array:
     """The representer coefficients a = (K + ridge I)^(-1) y, shape like y.
 
     ``ridge = 0`` solves K a = y (K must then be non-singular; a least-squares solution is
-    returned by the eigendecomposition, with eigenvalues below n * eps * max eigenvalue
-    treated as zero).
+    returned by the eigendecomposition, with eigenvalues below n eps times the largest
+    treated as zero). The fitted function is f = sum_i a_i k(x_i, .).
+
+    Args:
+        k_train: the Gram matrix K (n, n), symmetric positive semi-definite.
+        y: labels (n,) or (n, c).
+        ridge: lambda >= 0.
+
+    Returns:
+        The coefficients a, shape of ``y``.
+
+    Example:
+        >>> from lecturekit import regression
+        >>> regression.kernel_coefficients(2 * jnp.eye(2), jnp.array([1.0, 3.0])).tolist()
+        [0.5, 1.5]
     """
     prob = _check_problem(k_train, y, None)
     ridge = check_real(ridge, name="ridge", nonnegative=True)
@@ -127,8 +139,23 @@ def kernel_regression(
 ) -> jax.Array:
     """Kernel (ridge) regression predictions f*(X_test) = k(X_test, S) (K + ridge I)^(-1) y.
 
-    ``k_test_train=None`` predicts on the training set itself (K (K + ridge I)^(-1) y, which
-    equals y when ridge = 0 and K is non-singular). Returns (n_test,) or (n_test, c).
+    Args:
+        k_train: the Gram matrix K = k(S, S) (n, n).
+        y: labels (n,) or (n, c).
+        k_test_train: k(X_test, S) (n_test, n); None predicts on the training set itself
+            (K (K + ridge I)^(-1) y, which equals y when ridge = 0 and K is non-singular).
+        ridge: lambda >= 0 (0: ridgeless, the minimum-norm interpolant).
+
+    Returns:
+        Predictions (n_test,) or (n_test, c).
+
+    Example:
+        >>> from lecturekit import regression
+        >>> x = jnp.array([[0.0], [1.0]])
+        >>> k = jnp.exp(-(x - x.T) ** 2)                      # a Gaussian kernel
+        >>> k_mid = jnp.exp(-(0.5 - x.T) ** 2)                # k(0.5, S)
+        >>> round(float(regression.kernel_regression(k, jnp.array([1.0, 1.0]), k_mid)[0]), 4)
+        1.1387
     """
     prob = _check_problem(k_train, y, k_test_train)
     ridge = check_real(ridge, name="ridge", nonnegative=True)
@@ -140,7 +167,20 @@ def _predict(xp, k, y, kt, *, ridge):
 
 
 def rkhs_norm_squared(k_train: ArrayLike, coefficients: ArrayLike) -> jax.Array:
-    """||f||_H^2 = a^T K a of f = sum_i a_i k(x_i, .) (summed over outputs for 2-D a)."""
+    """The squared RKHS norm ||f||_H^2 = a^T K a of f = sum_i a_i k(x_i, .).
+
+    Args:
+        k_train: the Gram matrix K (n, n).
+        coefficients: a (n,) or (n, c) (summed over the c outputs).
+
+    Returns:
+        A scalar JAX array.
+
+    Example:
+        >>> from lecturekit import regression
+        >>> float(regression.rkhs_norm_squared(2 * jnp.eye(2), jnp.array([1.0, 1.0])))
+        4.0
+    """
     k = _array(k_train, name="k_train", ndim=2)
     if k.shape[0] != k.shape[1]:
         raise ValueError(f"k_train must be a square (n, n) Gram matrix, got shape {tuple(k.shape)}")
@@ -171,10 +211,25 @@ def gradient_flow_predictor(
 
         f_t(x) = f_0(x) + k(x, S) K^(-1) (I - exp(-t K / n)) (y - f_0(S)).
 
-    ``t`` is a time >= 0 or an array of times (the result then gets t's shape in front).
-    ``f0_train``/``f0_test`` are the model's outputs at initialization on S and X_test
-    (default 0). ``k_test_train=None`` predicts on S itself (then f0_test defaults to f0_train).
-    Gradient descent with step lr for s steps corresponds to t = lr * s.
+    Gradient descent with step lr for s steps corresponds to t = lr s.
+
+    Args:
+        k_train: the kernel K on the training inputs S (n, n).
+        y: labels (n,) or (n, c).
+        t: a time >= 0 or an array of times (the result then gets t's shape in front).
+        k_test_train: k(X_test, S) (n_test, n); None predicts on S itself.
+        f0_train: the model's outputs at initialization on S (default 0).
+        f0_test: its outputs on X_test (default 0, or f0_train when predicting on S).
+
+    Returns:
+        f_t(X_test), shape t.shape + (n_test,) (+ (c,) for 2-D y).
+
+    Example:
+        >>> from lecturekit import regression
+        >>> out = regression.gradient_flow_predictor(jnp.eye(2), jnp.array([1.0, -1.0]),
+        ...                                          jnp.array([0.0, 2.0, 1e9]))
+        >>> out.round(4).tolist()                  # y (1 - exp(-t/2)) for K = I, n = 2
+        [[0.0, -0.0], [0.6321, -0.6321], [1.0, -1.0]]
     """
     prob = _check_problem(k_train, y, k_test_train)
     times = _array(t, name="t")
@@ -199,7 +254,23 @@ def _flow_predict(xp, k, y, times, kt, f0s, f0t):
 def gradient_flow_train_loss(
     k_train: ArrayLike, y: ArrayLike, t: ArrayLike, *, f0_train: ArrayLike | None = None
 ) -> jax.Array:
-    """L(t) = (1/2n) ||exp(-t K/n) (f_0(S) - y)||^2, the training loss along the flow."""
+    """The training loss along the gradient flow, L(t) = (1/2n) ||exp(-t K/n) (f_0(S) - y)||^2.
+
+    Args:
+        k_train: the kernel K on the training inputs (n, n).
+        y: labels (n,) or (n, c).
+        t: a time >= 0 or an array of times.
+        f0_train: the model's outputs at initialization on S (default 0).
+
+    Returns:
+        L(t), shape of ``t``.
+
+    Example:
+        >>> from lecturekit import regression
+        >>> regression.gradient_flow_train_loss(jnp.eye(2), jnp.array([1.0, 1.0]),
+        ...                                     jnp.array([0.0, 1e9])).tolist()
+        [0.5, 0.0]
+    """
     prob = _check_problem(k_train, y, None)
     times = _array(t, name="t")
     check_range(times, name="t", lo=0.0, what="a training time")
@@ -236,8 +307,26 @@ def gradient_descent_predictor(
     the exact iterates of theta <- theta - lr grad L for L = (1/2n) sum (f - y)^2 and a model
     linear in theta with tangent kernel K (for example a linearized network, with its
     empirical NTK). Evaluated in the eigenbasis of K, where the factor
-    (1 - (1 - lr mu/n)^s)/mu tends to s lr / n as mu -> 0. Arguments as in
-    :func:`gradient_flow_predictor`; ``steps`` is an integer >= 0.
+    (1 - (1 - lr mu/n)^s)/mu tends to s lr / n as mu -> 0. Use it to check a run of
+    :func:`lecturekit.training.gradient_descent` on a linearized network.
+
+    Args:
+        k_train: the kernel K on the training inputs (n, n).
+        y: labels (n,) or (n, c).
+        lr: step size, > 0.
+        steps: number of steps, an integer >= 0.
+        k_test_train: k(X_test, S) (n_test, n); None predicts on S itself.
+        f0_train: outputs at initialization on S (default 0).
+        f0_test: outputs at initialization on X_test.
+
+    Returns:
+        f_s(X_test), (n_test,) or (n_test, c).
+
+    Example:
+        >>> from lecturekit import regression
+        >>> regression.gradient_descent_predictor(jnp.eye(2), jnp.array([1.0, 2.0]), 1.0,
+        ...                                       3).tolist()
+        [0.875, 1.75]
     """
     prob = _check_problem(k_train, y, k_test_train)
     lr = check_real(lr, name="lr", positive=True)

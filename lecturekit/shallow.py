@@ -24,7 +24,8 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from . import activations as _activations
-from .training import _check_sequence, _descend, _flat_normal, mse_loss
+from .sampling import standard_normal as _standard_normal
+from .training import _check_sequence, _descend, mse_loss
 from ._validation import as_float_array, check_key, check_params_pytree, check_positive_int, check_real
 
 __all__ = ["Shallow", "shallow", "KernelChange", "shallow_kernel_change"]
@@ -75,10 +76,11 @@ class Shallow(NamedTuple):
         return np.repeat(np.arange(len(self.widths)), self.widths)
 
     def init(self, key: jax.Array, dtype=None) -> dict:
-        """All parameters i.i.d. N(0, 1), drawn in one call (``dtype`` default: float)."""
+        """All parameters i.i.d. N(0, 1): rows w, b, v of
+        :func:`lecturekit.sampling.standard_normal` (key, (3, U), dtype) (``dtype`` default:
+        JAX's default float)."""
         check_key(key)
-        draw = _flat_normal(key, (3, self.units))
-        return dict(zip("wbv", draw if dtype is None else draw.astype(dtype)))
+        return dict(zip("wbv", _standard_normal(key, (3, self.units), dtype)))
 
     def runs(self) -> list[tuple[int, int, int, int, str]]:
         """(first network, first unit, number of networks, width, activation) of every run of

@@ -22,12 +22,9 @@ outputs follow d f_S/dt = -(1/n) K (f_S - y) (see :mod:`lecturekit.regression`).
   records the empirical tangent kernel; :func:`relative_kernel_change` is
   Delta K = ||K_t - K_0||_F / ||K_0||_F.
 
-Width sweeps (Chapter 2):
-
-* :func:`standard_normal`, :func:`init_many`, :func:`init_one` draw N(0, 1) entries (NTK
-  parameterization) in one call of the generator; :func:`sub_network` cuts a wide
-  initialization into independent narrower ones; :func:`ntk_errors` measures the relative
-  error of empirical NTKs against the infinite-width kernel at several widths.
+Width sweeps (Chapter 2): :func:`ntk_errors` measures the relative error of empirical NTKs
+against the infinite-width kernel at several widths (networks drawn by
+:meth:`lecturekit.nets.MLP.init_many`, cut by :func:`lecturekit.nets.sub_network`).
 
 The packed one-hidden-layer networks of Chapter 2 (``shallow``, ``Shallow``,
 ``shallow_kernel_change``) live in :mod:`lecturekit.shallow`.
@@ -35,7 +32,6 @@ The packed one-hidden-layer networks of Chapter 2 (``shallow``, ``Shallow``,
 
 from __future__ import annotations
 
-import math
 from functools import partial
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
@@ -60,10 +56,6 @@ __all__ = [
     "gradient_descent",
     "ntk_observer",
     "relative_kernel_change",
-    "standard_normal",
-    "init_many",
-    "init_one",
-    "sub_network",
     "ntk_errors",
 ]
 
@@ -510,100 +502,8 @@ def _check_sequence(value: Any, *, name: str, what: str) -> None:
         raise TypeError(f"{name} must be {what}, got {value!r}")
 
 
-def _check_mlp_layers(params: Any) -> None:
-    """Require the parameters of a ``nets.mlp`` network with at least one hidden layer: layer
-    dicts of W (..., n_in, n_out) and b (..., n_out) that chain, floating and (if concrete)
-    finite; leading batch axes are allowed."""
-    if not isinstance(params, (list, tuple)) or len(params) < 2:
-        raise ValueError("params must be the list of layer dicts of an MLP with at least one hidden layer")
-    for i, layer in enumerate(params):
-        if not isinstance(layer, dict) or set(layer) != {"W", "b"}:
-            raise ValueError(f"params[{i}] must be a dict with keys 'W' and 'b'")
-    check_params_pytree(params)
-    previous = None
-    for i, layer in enumerate(params):
-        w, b = np.shape(layer["W"]), np.shape(layer["b"])
-        if len(w) < 2 or len(b) < 1 or w[-1] != b[-1] or w[:-2] != b[:-1]:
-            raise ValueError(f"params[{i}] must have W of shape (..., n_in, n_out) and b of shape (..., n_out), "
-                             f"got {w} and {b}")
-        if previous is not None and w[-2] != previous:
-            raise ValueError(f"params[{i}]['W'] must have {previous} rows (the width of layer {i - 1}), got shape {w}")
-        previous = w[-1]
-
-
 # ----------------------------------------------------------------------------------------
-# Random initializations drawn in one call (used by the width sweeps of Chapter 2)
-
-
-def standard_normal(key: jax.Array, shape: Sequence[int]) -> jax.Array:
-    """``jax.random.normal(key, shape)`` drawn as one flat vector and reshaped.
-
-    The same distribution (i.i.d. N(0, 1) entries, default float dtype); the flat draw
-    keeps compilation cheap on the CPU, where the generator compiles slowly for some
-    2-D shapes.
-    """
-    check_key(key)
-    _check_sequence(shape, name="shape", what="a sequence of integers >= 0")
-    shape = tuple(check_positive_int(s, name=f"shape[{i}]", minimum=0) for i, s in enumerate(shape))
-    return _flat_normal(key, shape)
-
-
-@partial(jax.jit, static_argnums=1)
-def _flat_normal(key, shape):
-    return jax.random.normal(key, (math.prod(shape),)).reshape(shape)
-
-
-def init_many(net: _nets.MLP, key: jax.Array, count: int) -> Any:
-    """``count`` independent initializations of an NTK-parameterized ``net``, stacked.
-
-    Every parameter array gets a new leading axis of size ``count``; every entry is
-    N(0, 1), the distribution of ``net.init`` (NTK parameterization), drawn in ONE call to
-    the generator (in float32, then stored in the default float dtype: ample for random
-    weights). Compiled once per (net, count).
-    """
-    if not isinstance(net, _nets.MLP):
-        raise TypeError(f"net must be a network from nets.mlp, got {type(net).__name__}")
-    if net.parameterization != "ntk":
-        raise ValueError(f"net must use the NTK parameterization, got {net.parameterization!r}")
-    check_key(key)
-    count = check_positive_int(count, name="count")
-    return _init_many(net, key, count)
-
-
-@partial(jax.jit, static_argnums=(0, 2))
-def _init_many(net, key, count):
-    leaves, treedef = jax.tree_util.tree_flatten(jax.eval_shape(net.init, key))
-    sizes = [leaf.size for leaf in leaves]
-    rows = jax.random.normal(key, (count, sum(sizes)), jnp.float32).astype(float)
-    parts = jnp.split(rows, np.cumsum(sizes)[:-1], axis=1)
-    return jax.tree_util.tree_unflatten(
-        treedef, [p.reshape((count,) + leaf.shape) for p, leaf in zip(parts, leaves)])
-
-
-def init_one(net: _nets.MLP, key: jax.Array) -> Any:
-    """One initialization of ``net``, drawn like :func:`init_many` (first of one)."""
-    return jax.tree_util.tree_map(lambda a: a[0], init_many(net, key, 1))
-
-
-def sub_network(params: Any, width: int, block: int = 0) -> Any:
-    """Hidden units ``block*width ... (block+1)*width - 1`` of every hidden layer of an MLP.
-
-    ``params`` are the parameters of a ``nets.mlp`` network (leading batch axes allowed)
-    whose hidden layers all have at least ``(block+1)*width`` units. In the NTK
-    parameterization every entry is N(0, 1) whatever the width, so the result is exactly
-    an initialization of the width-``width`` network, and different blocks are
-    independent of each other (they share only the readout bias).
-    """
-    _check_mlp_layers(params)
-    width = check_positive_int(width, name="width")
-    block = check_positive_int(block, name="block", minimum=0)
-    units = slice(block * width, (block + 1) * width)
-    hidden = min(np.shape(layer["W"])[-1] for layer in params[:-1])
-    if units.stop > hidden:
-        raise ValueError(f"block {block} of width {width} needs {units.stop} hidden units, the network has {hidden}")
-    last = len(params) - 1
-    return [{"W": layer["W"][..., slice(None) if i == 0 else units, units if i < last else slice(None)],
-             "b": layer["b"][..., units] if i < last else layer["b"]} for i, layer in enumerate(params)]
+# Empirical NTKs at several widths (Chapter 2)
 
 
 def ntk_errors(
@@ -651,18 +551,23 @@ def ntk_errors(
     return errors, emp
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2, 5))
 def _ntk_draws(make_net, widths, seeds, key, x, nested):
+    """The empirical NTKs of :func:`ntk_errors`, one (draws, n, n) array per width."""
     big = max(widths)
-    drawn = _init_many(make_net(big), key, seeds if nested else len(widths) * seeds)
-    drawn = jax.lax.optimization_barrier(drawn)  # generate once (XLA would recompute it per use)
+    drawn = make_net(big).init_many(key, seeds if nested else len(widths) * seeds)  # on the host
+    return _ntk_kernels(make_net, widths, seeds, drawn, x, nested)
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2, 5))
+def _ntk_kernels(make_net, widths, seeds, drawn, x, nested):
+    big = max(widths)
     emp = []
     for i, width in enumerate(widths):
         if nested:
-            blocks = [sub_network(drawn, width, b) for b in range(big // width)]
+            blocks = [_nets.sub_network(drawn, width, b) for b in range(big // width)]
             own = jax.tree_util.tree_map(lambda *a: jnp.concatenate(a), *blocks)
         else:
-            own = sub_network(jax.tree_util.tree_map(lambda a: a[i * seeds:(i + 1) * seeds], drawn), width)
+            own = _nets.sub_network(jax.tree_util.tree_map(lambda a: a[i * seeds:(i + 1) * seeds], drawn), width)
         emp.append(jax.vmap(lambda p: _tangent.empirical_ntk(make_net(width).apply, p, x))(own))
     return emp
 

@@ -269,56 +269,7 @@ def test_wide_two_hidden_layer_relu_ntk_within_ten_percent():
 
 
 # --------------------------------------------------------------------------------------
-# Random initializations drawn in one call, and sub-networks
-
-
-def test_standard_normal_is_a_reshaped_flat_draw():
-    key = jax.random.key(7)
-    np.testing.assert_array_equal(training.standard_normal(key, (4, 3)),
-                                  jax.random.normal(key, (12,)).reshape(4, 3))
-    with pytest.raises(TypeError, match="key"):
-        training.standard_normal(7, (2,))
-    with pytest.raises(ValueError, match="shape"):
-        training.standard_normal(key, (2, -1))
-
-
-def test_init_many_has_the_structure_and_distribution_of_init():
-    net = nets.mlp((3, 5, 2), "tanh", b_std=0.5)
-    many = training.init_many(net, jax.random.key(0), 400)
-    for layer, ref in zip(many, net.init(jax.random.key(1))):
-        for name in ("W", "b"):
-            assert layer[name].shape == (400,) + ref[name].shape
-            assert layer[name].dtype == ref[name].dtype
-    entries = np.concatenate([np.ravel(a) for a in jax.tree_util.tree_leaves(many)])
-    # N(0, 1) entries: mean and variance within 5 standard errors (n = 400 * 37)
-    n = entries.size
-    assert abs(entries.mean()) < 5 / np.sqrt(n) and abs(entries.var() - 1) < 5 * np.sqrt(2 / n)
-    one = training.init_one(net, jax.random.key(0))
-    net.check_params(one)
-    np.testing.assert_array_equal(one[0]["W"], training.init_many(net, jax.random.key(0), 1)[0]["W"][0])
-    with pytest.raises(ValueError, match="NTK parameterization"):
-        training.init_many(nets.mlp((3, 5, 1), parameterization="standard"), jax.random.key(0), 2)
-    with pytest.raises(TypeError, match="nets.mlp"):
-        training.init_many(lambda w: w, jax.random.key(0), 2)
-    with pytest.raises(ValueError, match="count"):
-        training.init_many(net, jax.random.key(0), 0)
-
-
-def test_sub_network_blocks_are_networks_of_the_smaller_width():
-    big, small = nets.mlp((3, 12, 12, 1), "relu"), nets.mlp((3, 4, 4, 1), "relu")
-    p = training.init_one(big, jax.random.key(2))
-    x = np.random.default_rng(0).normal(size=(5, 3))
-    for block in range(3):
-        sub = training.sub_network(p, 4, block)
-        small.check_params(sub)
-        units = slice(4 * block, 4 * block + 4)
-        np.testing.assert_array_equal(sub[1]["W"], p[1]["W"][units, units])
-        np.testing.assert_array_equal(sub[2]["W"], p[2]["W"][units])
-        assert np.all(np.isfinite(small.apply(sub, x)))
-    with pytest.raises(ValueError, match="needs 16 hidden units"):
-        training.sub_network(p, 4, 3)
-    with pytest.raises(ValueError, match="width"):
-        training.sub_network(p, 0)
+# Empirical NTKs at several widths
 
 
 def test_ntk_errors_match_a_direct_computation():
@@ -328,8 +279,8 @@ def test_ntk_errors_match_a_direct_computation():
     theory = make(1).kernels(x).ntk
     errors, kernels = training.ntk_errors(make, [8, 32], 2, jax.random.key(3), x, theory)
     assert [e.shape for e in errors] == [(2,), (2,)] and kernels[0].shape == (2, 4, 4)
-    drawn = training.init_many(make(32), jax.random.key(3), 4)           # the same draw
-    first = jax.tree_util.tree_map(lambda a: a[0], training.sub_network(drawn, 8))
+    drawn = make(32).init_many(jax.random.key(3), 4)                     # the same draw
+    first = jax.tree_util.tree_map(lambda a: a[0], nets.sub_network(drawn, 8))
     direct = tangent.empirical_ntk(make(8).apply, first, x)
     np.testing.assert_allclose(kernels[0][0], direct, rtol=1e-10)
     np.testing.assert_allclose(errors[0][0], np.linalg.norm(direct - theory) / np.linalg.norm(theory))
