@@ -207,7 +207,7 @@ def train_diagonal_net_info(
     step_scale: float = 0.02,
     tol: float = 1e-9,
     max_iter: int = 5_000_000,
-    max_steps: int | _Unset = _UNSET,
+    max_steps: int = _UNSET,  # type: ignore[assignment]  (sentinel: not passed)
 ) -> DiagonalNetInfo:
     r"""Gradient flow of a diagonal linear network, with the state at its end.
 
@@ -294,7 +294,7 @@ def train_diagonal_net(
     step_scale: float = 0.02,
     tol: float = 1e-9,
     max_iter: int = 5_000_000,
-    max_steps: int | _Unset = _UNSET,
+    max_steps: int = _UNSET,  # type: ignore[assignment]  (sentinel: not passed)
 ) -> jax.Array:
     r"""Gradient flow of a diagonal linear network: :math:`\beta = \theta_+^2 - \theta_-^2` at convergence.
 
