@@ -1,8 +1,9 @@
 """Small statistics used to turn experiments into asserted numbers.
 
-Power laws are fitted by least squares on log-log axes (:func:`fit_loglog`); Monte Carlo
-means come with their standard errors (:func:`mean_and_stderr`) so that tolerances can be
-derived instead of guessed. Results are NumPy floats in NamedTuples.
+Power laws are fitted by least squares on log-log axes (:func:`fit_loglog`; from repeated
+draws per point, with the standard error the draws imply: :func:`fit_mean_loglog`); Monte
+Carlo means come with their standard errors (:func:`mean_and_stderr`) so that tolerances
+can be derived instead of guessed. Results are NumPy floats in NamedTuples.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from jax.typing import ArrayLike
 
 from ._validation import as_float_array, check_positive_int
 
-__all__ = ["LogLogFit", "fit_loglog", "fit_loglog_slope", "MeanEstimate", "mean_and_stderr"]
+__all__ = ["LogLogFit", "fit_loglog", "fit_loglog_slope", "fit_mean_loglog", "MeanEstimate",
+           "mean_and_stderr"]
 
 
 class LogLogFit(NamedTuple):
@@ -96,6 +98,63 @@ def fit_loglog_slope(x: ArrayLike, y: ArrayLike) -> float:
         2.0
     """
     return fit_loglog(x, y).slope
+
+
+def fit_mean_loglog(x: ArrayLike, samples: ArrayLike) -> LogLogFit:
+    """Power-law fit of Monte Carlo means, with the standard error their sampling implies.
+
+    For each x_i there are r independent positive draws ``samples[i]`` (e.g. a measurement
+    on r networks of width x_i). The fit is the least-squares line through
+    (log x_i, log m_i), m_i the mean of the draws: slope = sum_i c_i log m_i with
+    c_i = (log x_i - mean log x) / S_xx and S_xx = sum_i (log x_i - mean log x)^2.
+    Its standard error is propagated from the standard errors s_i = std(samples[i]) /
+    sqrt(r) (ddof = 1) of the means by the delta method:
+    slope_stderr = sqrt(sum_i (c_i s_i / m_i)^2). This is the sampling error of the slope
+    of the means, assuming independent draws for different x (not the residual error of
+    :func:`fit_loglog`, which also counts a curved law as noise, and is NaN for two points).
+
+    Args:
+        x: positive numbers, shape (m,) with m >= 2, not all equal.
+        samples: positive numbers, shape (m, r) with r >= 2: row i holds the draws at x_i.
+
+    Returns:
+        A :class:`LogLogFit` (slope, prefactor, and the slope_stderr above).
+
+    Raises:
+        ValueError: if the shapes do not match, m < 2 or r < 2, the x are all equal, or a
+            value is not positive and finite.
+
+    Example:
+        >>> x = np.array([100.0, 400.0, 1600.0])
+        >>> noise = np.exp(0.1 * np.random.default_rng(0).standard_normal((3, 50)))
+        >>> fit = stats.fit_mean_loglog(x, 2.0 * x[:, None] ** -0.5 * noise)
+        >>> print(f"slope {fit.slope:.3f} +- {fit.slope_stderr:.3f}")
+        slope -0.504 +- 0.007
+    """
+    xs = np.asarray(as_float_array(x, name="x", ndim=1), dtype=float)
+    s = np.asarray(as_float_array(samples, name="samples", ndim=2), dtype=float)
+    if xs.size < 2:
+        raise ValueError(f"x needs at least 2 points, got shape {xs.shape}")
+    if s.shape[0] != xs.size:
+        raise ValueError(f"samples must have one row per x, shape ({xs.size}, r), got {s.shape}")
+    if s.shape[1] < 2:
+        raise ValueError(f"samples needs at least 2 draws per x (shape (m, r), r >= 2), got {s.shape}")
+    if np.any(xs <= 0):
+        raise ValueError("x must be positive for a log-log fit")
+    if np.any(s <= 0):
+        raise ValueError("samples must be positive for a log-log fit")
+    lx = np.log(xs)
+    sxx = np.sum((lx - lx.mean()) ** 2)
+    if not sxx > 0:
+        raise ValueError("x must hold at least two different values")
+    means = s.mean(axis=1)
+    errors = s.std(axis=1, ddof=1) / np.sqrt(s.shape[1])
+    weights = (lx - lx.mean()) / sxx
+    log_means = np.log(means)
+    slope = float(np.sum(weights * log_means))
+    prefactor = float(np.exp(log_means.mean() - slope * lx.mean()))
+    stderr = float(np.sqrt(np.sum((weights * errors / means) ** 2)))
+    return LogLogFit(slope, prefactor, stderr)
 
 
 class MeanEstimate(NamedTuple):
