@@ -1,0 +1,40 @@
+"""Validation cases of lecturekit.catapult (assembled by tests/validation_cases.py)."""
+
+from validation_kinds import *  # noqa: F403 (argument kinds, shared inputs, case)
+from lecturekit import catapult  # noqa: E402
+
+CASES = [
+    case("catapult.catapult_constants", catapult.catapult_constants,
+         lambda: dict(net=NET_CAT, params=mlp_params(NET_CAT), x=np.array([1.0, 0.5, -0.5]), y=0.3),
+         net=Net(extra=((NET_TANH, VALUE_ERR),)), params=Params(structured=True), x=Arr(ndim=1, fixed=(0,)), y=Real()),
+    case("catapult.catapult_recursion", catapult.catapult_recursion,
+         lambda: dict(r0=0.5, lam0=1.0, c=0.01, y=0.2, lr=1.5, steps=5),
+         r0=Arr(ndim=0), lam0=Arr(ndim=0, lo=0.0), c=Arr(ndim=0, lo=0.0), y=Arr(ndim=0),
+         lr=Arr(ndim=0, lo=0.0, lo_open=True), steps=Int(1)),
+    case("catapult.catapult_sweep", catapult.catapult_sweep,
+         lambda: dict(r0=0.5, lam0=1.0, c=0.01, y=0.2, lrs=np.array([0.5, 3.0]), steps=5),
+         r0=Arr(ndim=0), lam0=Arr(ndim=0, lo=0.0), c=Arr(ndim=0, lo=0.0), y=Arr(ndim=0),
+         lrs=Arr(ndim=1, lo=0.0, lo_open=True), steps=Int(1)),
+    case("catapult.classify_regime", catapult.classify_regime,
+         lambda: dict(losses=np.array([1.0, 2.0, 1e-12]), lams=np.array([3.0, 2.0, 1.5]), tol=1e-8),
+         losses=Arr(ndim=1, fixed=(0,), finite=False, extra=((np.array([1.0]), VALUE_ERR),)),
+         lams=Arr(ndim=1, fixed=(0,), finite=False, optional=True), tol=POS),
+    case("catapult.catapult_peak", catapult.catapult_peak, lambda: dict(losses=np.array([1.0, 5.0, 0.1])),
+         losses=WIDE_Q),
+    case("catapult.catapult_duration", catapult.catapult_duration,
+         lambda: dict(lams=np.array([3.0, 2.5, 1.0]), lr=1.0, level=0.5),
+         lams=WIDE_Q, lr=POS, level=Real(lo=0.0, lo_open=True, hi=1.0)),
+    case("catapult.gd_one_point", catapult.gd_one_point,
+         lambda: dict(f=linear_model, params0=tree3(), x=x53()[:2], y=np.array([0.5, -0.5]), lr=0.1, steps=3),
+         f=Fn(), params0=Params(), x=Arr(ndim=2, fixed=(0,)), y=Arr(ndim=1, fixed=(0,)), lr=POS, steps=Int(1)),
+    case("catapult.gd_sweep", catapult.gd_sweep,
+         lambda: dict(f=linear_model, params0=tree3(), x=x53()[:2], y=np.array([0.5, -0.5]),
+                      lrs=np.array([0.1, 0.2]), steps=3),
+         f=Fn(), params0=Params(), x=Arr(ndim=2, fixed=(0,)), y=Arr(ndim=1, fixed=(0,)),
+         lrs=Arr(ndim=1, lo=0.0, lo_open=True), steps=Int(1)),
+    case("catapult.gd_with_sharpness", catapult.gd_with_sharpness,
+         lambda: dict(f=linear_model, params0=tree3(), x=x53(), y=np.arange(5.0), lr=0.05, steps=4, every=2, key=KEY,
+                      lanczos_steps=3),
+         f=Fn(), params0=Params(), x=Arr(ndim=2, fixed=(0,)), y=Arr(ndim=1, fixed=(0,)), lr=POS,
+         steps=Int(1), every=Int(1), key=Key(), lanczos_steps=Int(2)),
+]
