@@ -15,7 +15,7 @@ import numpy as np
 import scipy.optimize
 import sympy as sp
 
-from .. import criticality, sampling
+from .. import criticality, gaussian, sampling
 from . import ExerciseCheckError, as_scalar, call, call_numeric, compare, passed, require_callable
 
 __all__ = ["check_leaky_relu_variance_map", "check_linear_kurtosis", "check_sign_dual",
@@ -211,8 +211,7 @@ def check_sign_dual(sign_dual: Callable, *, seed: int = 0, samples: int = 400_00
 
 
 def _tanh_reference(k0: float, depth: int, nodes: int = 200) -> np.ndarray:
-    z, w = np.polynomial.hermite_e.hermegauss(nodes)
-    w = w / np.sqrt(2 * np.pi)
+    z, w = gaussian.gauss_hermite_rule(nodes)
     out, k = [], k0
     for _ in range(depth):
         k = float(np.sum(w * np.tanh(np.sqrt(k) * z) ** 2))
@@ -303,8 +302,9 @@ def _measured_depth_scale(c_w: float, c_b: float) -> float:
     r = |rho_{l+1} - rho_inf| / |rho_l - rho_inf| at the first layer where the gap is < 1e-6.
     """
     # the iteration counts of Chapter 1's own calls, so that their compiled code is reused
-    k_star = float(criticality.fixed_point("tanh", c_w=c_w, c_b=c_b, iterations=4000))
-    k11, k12, _ = criticality.kernel_trajectory(k_star, 0.2 * k_star, k_star, 3000, "tanh", c_w=c_w, c_b=c_b)
+    stds = dict(w_std=float(np.sqrt(c_w)), b_std=float(np.sqrt(c_b)))  # C_W = w_std², C_b = b_std²
+    k_star = float(criticality.fixed_point("tanh", iterations=4000, **stds))
+    k11, k12, _ = criticality.kernel_trajectory(k_star, 0.2 * k_star, k_star, 3000, "tanh", **stds)
     rho = np.asarray(k12) / np.asarray(k11)
     gap = np.abs(rho - (1.0 if abs(1.0 - rho[-1]) < 1e-12 else rho[-1]))
     layer = int(np.argmax(gap < 1e-6))

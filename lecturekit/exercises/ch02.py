@@ -13,6 +13,7 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
+from .. import gaussian
 from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
 __all__ = ["check_sine_ntk", "check_gradient_flow", "check_flip_probability",
@@ -34,8 +35,7 @@ def check_sine_ntk(sine_ntk: Callable) -> None:
     """
     require_callable(sine_ntk, what="sine_ntk")
     xi = np.linspace(-1.0, 1.0, 41)
-    z, w = np.polynomial.hermite_e.hermegauss(80)
-    w = w / np.sqrt(2 * np.pi)
+    z, w = gaussian.gauss_hermite_rule(80)
     z1, z2, ww = z[:, None], z[None, :], w[:, None] * w[None, :]
     ref = []
     for c in xi:

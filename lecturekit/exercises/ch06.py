@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
-from .. import nets, regions
+from .. import arrangements, nets, regions
 from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
 __all__ = ["check_shallow_breakpoints", "check_region_recursion", "check_zigzag_net",
@@ -90,7 +90,7 @@ def check_region_recursion(regions_count: Callable) -> None:
                 )
     rng = np.random.default_rng(6)
     for n, d in ((4, 2), (7, 2), (5, 3)):
-        exact = regions.count_cells(rng.normal(size=(n, d)), rng.normal(size=n))
+        exact = arrangements.count_cells(rng.normal(size=(n, d)), rng.normal(size=n))
         if call(regions_count, n, d, what=f"regions_count({n}, {d})") != exact:
             raise ExerciseCheckError(f"{n} random hyperplanes in R^{d} have {exact} cells (exact count)")
     return passed("the deletion-restriction recursion reproduces the general-position count "
