@@ -25,7 +25,7 @@ beta_j q_{j+1} = H q_j - alpha_j q_j - beta_{j-1} q_{j-1}, alpha_j = q_j . H q_j
 steps T_k = tridiag(beta, alpha, beta) is the matrix of H in the basis q_1..q_k.
 
 Stopping rule of :func:`lanczos`. After k steps T_k has Ritz pairs (theta_j, s_j); the
-Ritz vector's residual is r_j = |beta_k s_j[k-1]|, and some eigenvalue of H lies within
+Ritz vector's residual is r_j = ``|beta_k s_j[k-1]|``, and some eigenvalue of H lies within
 min(r_j, r_j^2 / gap_j) of theta_j (gap_j: distance from theta_j to the other Ritz
 values; Kahan-Parlett-Jiang). The iteration stops when both extreme Ritz values (the
 largest and the smallest) satisfy this bound at the relative level ``tol`` of the
@@ -131,7 +131,7 @@ class SpectralAndGradientNorm(NamedTuple):
     """Output of :func:`spectral_and_gradient_norm`.
 
     Attributes:
-        spectral_norm: max |eigenvalue| of the Hessian (Python float).
+        spectral_norm: max ``|eigenvalue|`` of the Hessian (Python float).
         gradient_norm: Euclidean norm of the gradient over all leaves (Python float).
     """
 
@@ -143,7 +143,7 @@ class Eigenpairs(NamedTuple):
     """Output of :func:`top_eigenpairs`.
 
     Attributes:
-        values: eigenvalues, largest |value| first, shape (k,).
+        values: eigenvalues, largest ``|value|`` first, shape (k,).
         vectors: the k unit eigenvectors, each a pytree shaped like params.
         errors: the error bound min(r, r^2/gap) of each value, shape (k,).
     """
@@ -281,7 +281,7 @@ def lanczos(
     Builds the orthonormal Krylov basis by the three-term recurrence (module docstring),
     with full reorthogonalization (classical Gram-Schmidt, repeated when it cancels much:
     DGKS) while the basis fits in ``REORTH_BYTES``. Stops when both extreme Ritz values are
-    within ``tol`` (relative to the largest |Ritz value|) of an eigenvalue by the residual
+    within ``tol`` (relative to the largest ``|Ritz value|``) of an eigenvalue by the residual
     bound min(r, r^2/gap), when the Krylov space becomes invariant, or after ``max_iter``
     steps. Runs on the host: one compiled step, a Python loop (for a fixed number of steps
     inside ``jit``/``vmap`` use :func:`lanczos_tridiagonal`).
@@ -504,8 +504,8 @@ def lanczos_quadrature(tri: Tridiagonal) -> Quadrature:
 # --------------------------------------------------------------------------- start vectors, options
 def normal_stream(key: jax.Array, size: int) -> np.ndarray:
     """``size`` i.i.d. N(0, 1) numbers: :func:`lecturekit.sampling.standard_normal` as NumPy."""
-    # alias until chapters ch03/appendix_fast, linearity, regions and exercises.ch03 call
-    # lecturekit.sampling.standard_normal (the same numbers; not in __all__)
+    # alias until lecturekit/exercises/ch03.py calls lecturekit.sampling.standard_normal
+    # (the same numbers; not in __all__)
     size = check_positive_int(size, name="size")
     return np.asarray(_sampling._draw(key, (size,)))
 
@@ -552,10 +552,9 @@ def _norms(f, params, key, tol, max_iter, what):
 
 
 def spectral_norm(
-    f: ScalarFn, params: Any, *, key: jax.Array | None = None, tol: float = 1e-6, max_iter: int = 300,
-    **_legacy: Any,
+    f: ScalarFn, params: Any, *, key: jax.Array | None = None, tol: float = 1e-6, max_iter: int = 300
 ) -> float:
-    """Spectral norm max |lambda| of the Hessian of the scalar f at params.
+    """Spectral norm max ``|lambda|`` of the Hessian of the scalar f at params.
 
     :func:`lanczos` on Hessian-vector products (see the module docstring for the stopping
     rule), started from a Gaussian vector drawn with ``key``. At ``max_iter`` the best
@@ -572,7 +571,7 @@ def spectral_norm(
         max_iter: most Lanczos steps.
 
     Returns:
-        max |eigenvalue| of the Hessian, a Python float.
+        max ``|eigenvalue|`` of the Hessian, a Python float.
 
     Example:
         >>> import jax.numpy as jnp
@@ -581,11 +580,6 @@ def spectral_norm(
         >>> round(hessian.spectral_norm(lambda t: 0.5 * jnp.sum(d * t**2), jnp.ones(3)), 4)
         7.5
     """
-    if _legacy:  # alias until chapters/ch03 migrates to spectral_and_gradient_norm
-        if set(_legacy) != {"return_gradient_norm"}:
-            raise TypeError(f"spectral_norm got unexpected keyword arguments {sorted(_legacy)}")
-        if _legacy["return_gradient_norm"]:
-            return tuple(_norms(f, params, key, tol, max_iter, "spectral_norm"))
     return _norms(f, params, key, tol, max_iter, "spectral_norm").spectral_norm
 
 
@@ -670,10 +664,10 @@ def top_eigenpairs(
     tol: float = 1e-6,
     max_iter: int = 300,
 ) -> Eigenpairs:
-    """The k Hessian eigenpairs of largest |eigenvalue|, by :func:`lanczos` with the basis kept.
+    """The k Hessian eigenpairs of largest ``|eigenvalue|``, by :func:`lanczos` with the basis kept.
 
     Stops by the rule of :func:`spectral_norm`; the k pairs are the k Ritz pairs of
-    largest |value|, each with its error bound min(r, r^2/gap) (check ``errors`` for k > 1:
+    largest ``|value|``, each with its error bound min(r, r^2/gap) (check ``errors`` for k > 1:
     interior Ritz values converge later than the extreme ones). Warns like
     :func:`spectral_norm` when max_iter is reached first or ``tol`` is below rounding.
 

@@ -26,10 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from ._validation import (
-    as_float_array, check_callable, check_key, check_model, check_params_pytree, check_positive_int,
-    check_same_structure,
-)
+from ._validation import as_float_array, check_model, check_params_pytree, check_same_structure
 
 __all__ = [
     "quadratic_model",
@@ -186,43 +183,3 @@ def perturbative_minimizer(phi: ArrayLike, psi: ArrayLike, y: ArrayLike) -> Pert
     shift = -0.5 * np.einsum("i,aij,j->a", theta_f, psi, theta_f)
     theta_i = phi @ np.linalg.solve(gram, shift)
     return PerturbativeMinimizer(jnp.asarray(theta_f), jnp.asarray(theta_i), jnp.asarray(shift))
-
-
-# ----------------------------------------------------------------------------- old names
-def lanczos_top_eigenvalue(matvec: Callable[[jax.Array], jax.Array], v0: ArrayLike, num_iter: int) -> jax.Array:
-    """Top Ritz value after ``num_iter`` steps of :func:`lecturekit.hessian.lanczos_tridiagonal`."""
-    # alias until tests/validation_cases.py migrates (not in __all__)
-    from . import hessian as _hessian
-
-    check_callable(matvec, name="matvec", what="a function v -> A v")
-    v0 = as_float_array(v0, name="v0", ndim=1, nonempty=True)
-    num_iter = check_positive_int(num_iter, name="num_iter")
-    return _hessian.lanczos_quadrature(_hessian.lanczos_tridiagonal(matvec, v0, num_iter)).nodes[-1]
-
-
-def top_hessian_eigenvalue(loss_fn: Callable[[Any], jax.Array], params: Any, key: jax.Array,
-                           num_iter: int = 30) -> jax.Array:
-    """:func:`lecturekit.hessian.top_eigenvalue` under its old name."""
-    # alias until tests/validation_cases.py migrates (not in __all__)
-    from . import hessian as _hessian
-
-    check_callable(loss_fn, name="loss_fn", what="a function of params")
-    check_params_pytree(params)
-    check_key(key)
-    num_iter = check_positive_int(num_iter, name="num_iter", minimum=2)
-    return _hessian.top_eigenvalue(loss_fn, params, key=key, steps=num_iter)
-
-
-_MOVED_TO_CATAPULT = {
-    "CatapultConstants", "catapult_constants", "catapult_recursion", "catapult_sweep", "classify_regime",
-    "catapult_peak", "catapult_duration", "DIVERGED", "gd_one_point", "gd_sweep", "gd_with_sharpness",
-}
-
-
-def __getattr__(name: str) -> Any:
-    # aliases until tests/validation_cases.py migrates: the catapult names moved to lecturekit.catapult
-    if name in _MOVED_TO_CATAPULT:
-        from . import catapult as _catapult
-
-        return getattr(_catapult, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

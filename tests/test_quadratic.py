@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lecturekit import catapult as C, hessian, nets, quadratic as Q
+from lecturekit import nets, quadratic as Q
 
 jax.config.update("jax_enable_x64", True)
 
@@ -30,11 +30,6 @@ def _tanh_net():
 def _perturb(params, seed, scale):
     rng = np.random.default_rng(seed)
     return jax.tree_util.tree_map(lambda p: p + scale * rng.normal(size=p.shape), params)
-
-
-def _dense_top_eigenvalue(loss, params):
-    flat, unravel = jax.flatten_util.ravel_pytree(params)
-    return np.linalg.eigvalsh(np.asarray(jax.jit(jax.hessian(lambda w: loss(unravel(w))))(flat)))[-1]
 
 
 def test_quadratic_model_equals_dense_taylor_expansion():
@@ -106,21 +101,6 @@ def test_taylor_terms_sum_to_the_model():
     value, slope, curvature = Q.taylor_terms(net.apply, p0, p, x)
     np.testing.assert_allclose(value, net.apply(p0, x), rtol=1e-12)
     np.testing.assert_allclose(value + slope + 0.5 * curvature, Q.quadratic_model(net.apply, p0)(p, x), rtol=1e-12)
-
-
-def test_old_names_resolve():
-    """The names that moved to lecturekit.catapult and hessian stay reachable (aliases)."""
-    assert Q.catapult_recursion is C.catapult_recursion and Q.gd_sweep is C.gd_sweep
-    assert "catapult_recursion" not in Q.__all__
-    net, p0 = _tanh_net()
-    x = np.random.default_rng(11).normal(size=(6, 2))
-    loss = lambda p: 0.5 * jnp.mean((net.apply(p, x) - np.sin(x[:, 0])) ** 2)
-    est = float(Q.top_hessian_eigenvalue(loss, p0, jax.random.key(12), num_iter=20))
-    assert est == pytest.approx(_dense_top_eigenvalue(loss, p0), rel=1e-8)
-    d = np.array([1.0, -3.0, 2.0])
-    assert float(Q.lanczos_top_eigenvalue(lambda v: d * v, np.ones(3), 3)) == pytest.approx(2.0, rel=1e-12)
-    with pytest.raises(AttributeError):
-        Q.no_such_name
 
 
 def test_bad_inputs():
