@@ -275,11 +275,11 @@ class MLP:
             delta = jnp.broadcast_to(eye, (n, k, k))
         else:
             delta = self.output_activation.grad(zs[-1])[:, None, :] * eye
-        deltas = [delta]
-        mults = self.multipliers()
+        deltas, mults = [delta], self.multipliers()
+        derivative = self.activation.grad  # phi'
         for layer in range(self.depth - 1, -1, -1):
             back = mults[layer + 1][0] * (delta @ params[layer + 1]["W"].T)
-            delta = self.activation.grad(zs[layer])[:, None, :] * back
+            delta = derivative(zs[layer])[:, None, :] * back
             deltas.append(delta)
         return Backward(inputs=hs, deltas=deltas[::-1], output=out)
 
