@@ -219,11 +219,12 @@ class KernelChange(NamedTuple):
 
     Example:
         >>> from lecturekit import shallow
-        >>> pack = shallow.shallow([8])
-        >>> x = jnp.linspace(-1.0, 1.0, 4)[:, None]
-        >>> run = shallow.shallow_kernel_change(pack, pack.init(jax.random.key(0)), x, x[:, 0], 0.1, 5)
+        >>> pack = shallow.shallow([16, 16], readout=[True, False])
+        >>> x = jnp.linspace(-1.0, 1.0, 6)[:, None]
+        >>> run = shallow.shallow_kernel_change(pack, pack.init(jax.random.key(1)), x, jnp.sin(3 * x[:, 0]),
+        ...                                     0.2, 20)
         >>> run.delta_k.shape, run.losses.shape
-        ((1,), (6,))
+        ((2,), (21,))
     """
 
     delta_k: jax.Array
@@ -263,7 +264,7 @@ def shallow_kernel_change(sh: Shallow, params: dict, x: ArrayLike, y: ArrayLike,
         (True, (2,))
     """
     if not isinstance(sh, Shallow):
-        raise TypeError(f"sh must be a Shallow description (training.shallow), got {type(sh).__name__}")
+        raise TypeError(f"sh must be a Shallow description (shallow.shallow), got {type(sh).__name__}")
     for name in ("w", "b", "v"):
         if not isinstance(params, dict) or name not in params or np.shape(params[name]) != (sh.units,):
             raise ValueError(f"params must be a dict of w, b, v of shape ({sh.units},), e.g. sh.init(key)")

@@ -180,6 +180,13 @@ class Trajectory(NamedTuple):
             ``stop_above``, or -1 if there was none.
 
     Under ``jax.vmap`` every field (``steps`` too) gets the batch axis in front.
+
+    Example:
+        >>> from lecturekit import training
+        >>> run = training.descend(lambda w: jnp.sum(w**2), jnp.ones(2), lr=0.25, steps=2,
+        ...                        observe=lambda w: w)
+        >>> run.steps.tolist(), run.losses.tolist(), run.observed.shape, int(run.diverged_at)
+        ([0, 2], [2.0, 0.5, 0.125], (2, 2), -1)
     """
 
     steps: jax.Array
@@ -448,25 +455,6 @@ def relative_kernel_change(k_t: ArrayLike, k_0: ArrayLike) -> jax.Array:
 
 
 # ----------------------------------------------------------------------------------------
-# Former names, not in __all__
-
-
-def descend_observed(loss_fn, params, lr, steps, every, observe):
-    """(final params, losses, observations) of :func:`descend` (alias until
-    tests/validation_cases.py migrates)."""
-    traj = descend(loss_fn, params, lr=lr, steps=steps, every=every, observe=observe)
-    return traj.final_params, traj.losses, traj.observed
-
-
-def snapshot_steps(steps: int, every: int) -> np.ndarray:
-    """The observation steps of :func:`descend` (alias until tests/validation_cases.py
-    migrates; use ``Trajectory.steps``)."""
-    steps = check_positive_int(steps, name="steps", minimum=0)
-    every = check_positive_int(every, name="every")
-    return _observation_steps(steps, every)
-
-
-# ----------------------------------------------------------------------------------------
 # Checks
 
 
@@ -526,7 +514,32 @@ def ntk_errors(
     (independent across widths). With ``nested=True`` there are ``seeds`` draws and the
     width-m networks are all M // m disjoint blocks of m units of each (independent of
     each other, but parts of the widest networks: cheaper, and errors at different widths
-    are correlated).
+    are correlated). The networks are drawn on the host by
+    :meth:`lecturekit.nets.MLP.init_many` (nothing compiled per width), the kernels of all
+    widths are computed in one compiled program.
+
+    Args:
+        make_net: a function width -> ``nets.mlp`` network (NTK parameterization,
+            ``out_b_std = 0``).
+        widths: the widths m (positive ints); the largest must be a multiple of each
+            when ``nested``.
+        seeds: networks per width (or per draw when ``nested``), >= 1.
+        key: a JAX PRNG key.
+        x: inputs (n, d).
+        theory: the infinite-width NTK on x (n, n).
+        nested: cut every width from the same ``seeds`` widest networks.
+
+    Returns:
+        (errors, kernels): lists with one (draws,) and one (draws, n, n) array per width.
+
+    Example:
+        >>> from lecturekit import nets, training
+        >>> x = jnp.eye(3)
+        >>> make = lambda m: nets.mlp((3, m, 1))
+        >>> errors, emp = training.ntk_errors(make, [16, 64], 2, jax.random.key(0), x,
+        ...                                   make(1).kernels(x).ntk)
+        >>> [e.shape for e in errors], emp[1].shape
+        ([(2,), (2,)], (2, 3, 3))
     """
     check_callable(make_net, name="make_net", what="a function width -> nets.mlp network")
     _check_sequence(widths, name="widths", what="a sequence of positive integers")

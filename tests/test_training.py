@@ -200,16 +200,6 @@ def test_gradient_descent_of_linearized_wide_net_matches_kernel_flow():
     np.testing.assert_allclose(f_lin(traj.final_params, x), pred, atol=2e-3)
 
 
-def test_former_names_still_work():
-    a, lr, steps, every = 2.0, 0.1, 7, 3
-    final, losses, seen = training.descend_observed(_quadratic(a), jnp.asarray(1.5), lr, steps, every,
-                                                    lambda t: 2 * t)
-    at = training.snapshot_steps(steps, every)
-    assert list(at) == [0, 3, 6, 7]
-    np.testing.assert_allclose(seen, 2 * 1.5 * (1 - lr * a) ** at, rtol=1e-12)
-    assert losses.shape == (steps + 1,)
-
-
 def test_relative_kernel_change():
     k0 = jnp.eye(2)
     np.testing.assert_allclose(training.relative_kernel_change(2 * k0, k0), 1.0)
