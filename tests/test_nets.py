@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from lecturekit import nets, sampling
+from test_sampling import _count_compiles
 
 jax.config.update("jax_enable_x64", True)
 
@@ -139,21 +140,6 @@ def test_init_compiles_nothing_per_architecture(monkeypatch):
     compiles = _count_compiles(lambda: [nets.mlp((3, w, w, 1)).init_many(jax.random.key(w), c)
                                         for w, c in [(5, 1), (17, 3), (40, 2), (64, 5)]])
     assert compiles == 0, compiles
-
-
-def _count_compiles(fn) -> int:
-    events = []
-
-    def listener(name, *args, **kwargs):
-        if name == "/jax/core/compile/backend_compile_duration":
-            events.append(name)
-
-    jax.monitoring.register_event_duration_secs_listener(listener)
-    try:
-        fn()
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listener)
-    return len(events)
 
 
 def test_init_dtype_and_bad_arguments():
