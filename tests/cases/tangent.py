@@ -4,11 +4,14 @@ from validation_kinds import *  # noqa: F403 (argument kinds, shared inputs, cas
 
 CASES = [
     case("tangent.empirical_ntk[mlp]", tangent.empirical_ntk,
-         lambda: dict(f=NET.apply, params=mlp_params(NET), x1=x53(), x2=x53()[:2]),
-         f=Fn(), params=Params(structured=True), x1=Arr(ndim=2, fixed=(1,)), x2=Arr(ndim=2, fixed=(1,), optional=True)),
+         lambda: dict(f=NET.apply, params=mlp_params(NET), x1=x53(), x2=x53()[:2], implementation="structured",
+                      net=NET),
+         f=Fn(), params=Params(structured=True), x1=Arr(ndim=2, fixed=(1,)), x2=Arr(ndim=2, fixed=(1,), optional=True),
+         implementation=Choice(), net=Custom((("net", TYPE_ERR), (3, TYPE_ERR), (NET_TANH, VALUE_ERR)))),
     case("tangent.empirical_ntk[generic]", tangent.empirical_ntk,
-         lambda: dict(f=linear_model, params=tree3(), x1=x53(), x2=None),
-         f=Fn(), params=Params(), x1=Arr(ndim=2, fixed=(1,))),
+         lambda: dict(f=linear_model, params=tree3(), x1=x53(), x2=None, implementation="auto"),
+         f=Fn(), params=Params(), x1=Arr(ndim=2, fixed=(1,)),
+         implementation=Custom((("structured", VALUE_ERR), ("no-such-method", VALUE_ERR), (3, TYPE_ERR)))),
     case("tangent.jacobian_ntk", tangent.jacobian_ntk,
          lambda: dict(f=linear_model, params=tree3(), x1=x53(), x2=x53()[:2]),
          f=Fn(), params=Params(), x1=Arr(ndim=2, fixed=(1,)), x2=Arr(ndim=2, fixed=(1,), optional=True)),
