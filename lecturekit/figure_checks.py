@@ -212,7 +212,7 @@ def report(fig: Figure, stream=None) -> list[str]:
         >>> fig, ax = plt.subplots()
         >>> _ = ax.set_xlabel("width"), ax.set_ylabel("lambda_max")
         >>> _ = figure_checks.report(fig, stream=sys.stdout)
-        Figure check failed: axes 0 ('lambda_max'): y label 'lambda_max' has _ or ^ outside $...$ (use math)
+        Figure check failed: axes 0 ('lambda_max'): y label 'lambda_max' has _ or ...
     """
     found = problems(fig)
     for problem in found:

@@ -50,9 +50,11 @@ def check_hessian_spectrum(candidate: Callable) -> None:
         candidate: your function (v, W, x) -> the m (d + 1) eigenvalues of the Hessian.
 
     Example:
-        >>> exercises.ch03.check_hessian_spectrum(lambda v, W, x: np.zeros(len(v) * (W.shape[1] + 1)))
+        >>> def zeros(v, W, x):
+        ...     return np.zeros(len(v) * (W.shape[1] + 1))
+        >>> exercises.ch03.check_hessian_spectrum(zeros)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: the m (d + 1) = 8 eigenvalues (sorted): got 0 where -0.341271 was expected ...
+        lecturekit.exercises.ExerciseCheckError: the m (d + 1) = 8 eigenvalues ...
     """
     require_callable(candidate, what="hessian_spectrum")
     for m, d, seed in [(4, 1, 0), (6, 3, 1), (25, 2, 2)]:
@@ -97,7 +99,7 @@ def check_norm_221(candidate: Callable) -> None:
         ...     return max(np.linalg.norm(T[:, :, k], 2) for k in range(T.shape[2]))
         >>> exercises.ch03.check_norm_221(largest_slice)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: ... got ... where ... was expected ...
+        lecturekit.exercises.ExerciseCheckError: ... got ... where ... was ...
     """
     require_callable(candidate, what="norm_221")
     rng = np.random.default_rng(2024)
@@ -156,7 +158,7 @@ def check_chizat_bach_slope(slope: float) -> None:
     Example:
         >>> exercises.ch03.check_chizat_bach_slope(-0.5)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: a slope of -0.500 is not close to -1: ...
+        lecturekit.exercises.ExerciseCheckError: a slope of -0.500 is not close ...
     """
     if hasattr(slope, "slope") and not np.isscalar(slope):
         raise ExerciseCheckError("slope should be a number: you passed the whole fit; take its .slope")
@@ -205,7 +207,8 @@ def check_bottleneck_bound(expr: sp.Expr, r: sp.Symbol) -> None:
     Example:
         >>> import sympy as sp
         >>> r = sp.Symbol("r", positive=True)
-        >>> exercises.ch03.check_bottleneck_bound(sp.sqrt(6 / sp.pi) * 3 * r**4 / 4, r)
+        >>> limit = sp.sqrt(6 / sp.pi) * 3 * r**4 / 4
+        >>> exercises.ch03.check_bottleneck_bound(limit, r)
         Correct: lim E||H_ss|| = 3*sqrt(6)*r**4/(4*sqrt(pi)): ...
     """
     if not isinstance(r, sp.Symbol):

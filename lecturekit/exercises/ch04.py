@@ -97,7 +97,8 @@ def check_linear_kernel_shift(kernel_shift: Callable) -> None:
 
     Example:
         >>> def kernel_shift(eta, lam0, c, r0, y):
-        ...     return (c / lam0) * (-(4 - eta * lam0) * r0**2 / (2 - eta * lam0) - 4 * y * r0)
+        ...     sum_r2 = -(4 - eta * lam0) * r0**2 / (2 - eta * lam0)
+        ...     return (c / lam0) * (sum_r2 - 4 * y * r0)
         >>> exercises.ch04.check_linear_kernel_shift(kernel_shift)
         Correct: the kernel moves by O(c) = O(1/m) in the linear regime; ...
     """
@@ -162,9 +163,10 @@ def check_flow_kernel(final_kernel: Callable) -> None:
 
     Example:
         >>> import sympy as sp
-        >>> exercises.ch04.check_flow_kernel(
-        ...     lambda lam0, c, r0, y: sp.sqrt(lam0**2 - 4 * c * ((r0 + y) ** 2 - y**2)))
-        Correct: gradient flow conserves lam^2 - 4 c z^2, so lam_inf = sqrt(lam0^2 - 4c(z0^2 - y^2)).
+        >>> def final_kernel(lam0, c, r0, y):
+        ...     return sp.sqrt(lam0**2 - 4 * c * ((r0 + y) ** 2 - y**2))
+        >>> exercises.ch04.check_flow_kernel(final_kernel)
+        Correct: gradient flow conserves lam^2 - 4 c z^2, so lam_inf = ...
     """
     require_callable(final_kernel, what="final_kernel")
     symbols = {"lam0": sp.Symbol("lambda_0", positive=True), "c": sp.Symbol("c", positive=True),
@@ -227,9 +229,11 @@ def check_quadratic_model(make_quadratic) -> None:
             model of f around params0.
 
     Example:
-        >>> exercises.ch04.check_quadratic_model(lambda f, params0: f)  # f itself, not its model
+        >>> def make_quadratic(f, params0):
+        ...     return f  # f itself, not its quadratic model
+        >>> exercises.ch04.check_quadratic_model(make_quadratic)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: f_quad(params, x) on a tanh network: got ... Hint: g(s) = f(params0 + s d, x): ...
+        lecturekit.exercises.ExerciseCheckError: f_quad(params, x) on a tanh ...
     """
     require_callable(make_quadratic, what="make_quadratic")
     net = _quadratic_test_net()
@@ -285,9 +289,11 @@ def check_least_squares_correction(theta_i_least_squares: Callable) -> None:
         theta_i_least_squares: your function (phi, psi, y) -> theta^I.
 
     Example:
-        >>> exercises.ch04.check_least_squares_correction(lambda phi, psi, y: np.zeros(phi.shape[0]))
+        >>> def zeros(phi, psi, y):
+        ...     return np.zeros(phi.shape[0])
+        >>> exercises.ch04.check_least_squares_correction(zeros)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: theta^I (p = 3, n = 6): got 0 where -0.430386 was expected ...
+        lecturekit.exercises.ExerciseCheckError: theta^I (p = 3, n = 6): got 0 ...
     """
     require_callable(theta_i_least_squares, what="theta_i_least_squares")
     for seed, p, n in [(3, 3, 6), (4, 5, 9)]:

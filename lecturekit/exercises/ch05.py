@@ -36,7 +36,7 @@ def check_min_l1(min_l1: Callable) -> None:
     Example:
         >>> exercises.ch05.check_min_l1(lambda X, y: np.zeros(X.shape[1]))
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: your beta does not interpolate: ||X beta - y|| = 4.57. ...
+        lecturekit.exercises.ExerciseCheckError: your beta does not interpolate...
     """
     require_callable(min_l1, what="min_l1")
     for seed, (n, d, k) in enumerate([(5, 12, 2), (8, 20, 4), (15, 30, 8)]):
@@ -65,7 +65,7 @@ def check_support_vectors(support_vectors: Callable) -> None:
     Example:
         >>> exercises.ch05.check_support_vectors(lambda X, y: np.arange(len(y)))
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: support_vectors should return a boolean mask of shape (16,), got shape (16,) and dtype int64
+        lecturekit.exercises.ExerciseCheckError: support_vectors should return a ...
     """
     require_callable(support_vectors, what="support_vectors")
     rng = np.random.default_rng(7)
@@ -101,7 +101,7 @@ def check_continuum_mass(lower_mass: Callable) -> None:
     Example:
         >>> exercises.ch05.check_continuum_mass(lambda *args: 0.0)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: lower_mass(1.0, 1.0): got 0 where 0.5 was expected ...
+        lecturekit.exercises.ExerciseCheckError: lower_mass(1.0, 1.0): got 0 ...
     """
     require_callable(lower_mass, what="lower_mass")
     for s1, s2 in [(1.0, 1.0), (1.0, 2.0), (2.0, 1.0), (0.5, 3.0), (1.3, 1.7)]:
@@ -133,7 +133,7 @@ def check_gd_bias_order(deviation: Callable) -> None:
     Example:
         >>> exercises.ch05.check_gd_bias_order(0.0)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: deviation should be a function, got float 0.0
+        lecturekit.exercises.ExerciseCheckError: deviation should be a function...
     """
     require_callable(deviation, what="deviation")
     X, y = _sparse_problem(0, 20, 40, 3)
@@ -168,8 +168,10 @@ def check_uv_potential(phi, beta, alpha) -> None:
 
     Example:
         >>> import sympy as sp
-        >>> beta, alpha = sp.Symbol("beta", real=True), sp.Symbol("alpha", positive=True)
-        >>> exercises.ch05.check_uv_potential(beta**2, beta, alpha)  # the l2 potential
+        >>> beta = sp.Symbol("beta", real=True)
+        >>> alpha = sp.Symbol("alpha", positive=True)
+        >>> l2_potential = beta**2
+        >>> exercises.ch05.check_uv_potential(l2_potential, beta, alpha)
         Traceback (most recent call last):
         lecturekit.exercises.ExerciseCheckError: ...
     """

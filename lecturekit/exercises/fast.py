@@ -39,7 +39,7 @@ def check_ntk_diagonal(candidate: Callable) -> None:
     Example:
         >>> exercises.fast.check_ntk_diagonal(lambda *args: 0.0)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: the tangent-kernel diagonal of the tanh network (5, 40, 30, 20, 1): expected shape (7,), got ()
+        lecturekit.exercises.ExerciseCheckError: the tangent-kernel diagonal of ...
     """
     from .. import nets, sampling, tangent
 
@@ -82,7 +82,7 @@ def check_lanczos_estimates(candidate: Callable) -> None:
     Example:
         >>> exercises.fast.check_lanczos_estimates(lambda alpha, beta: 0.0)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: lanczos_estimates(alpha, beta): expected one estimate per step, shape (30,), got ()
+        lecturekit.exercises.ExerciseCheckError: lanczos_estimates(alpha, beta)...
     """
     require_callable(candidate, what="lanczos_estimates")
     alpha, beta = _lanczos_run()
@@ -133,7 +133,7 @@ def check_power_error_constant(expr: sp.Expr, a: sp.Symbol, b: sp.Symbol, r: sp.
         >>> a, b, r = sp.symbols("a b r", positive=True)
         >>> exercises.fast.check_power_error_constant(a * b, a, b, r)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: your constant a*b differs from the truth: ...
+        lecturekit.exercises.ExerciseCheckError: your constant a*b differs from ...
     """
     if not isinstance(expr, sp.Basic):
         raise ExerciseCheckError(f"expected a sympy expression in a, b, r, got {type(expr).__name__}")
