@@ -94,19 +94,23 @@ class Shallow(NamedTuple):
             start, r = start + count * key[0], r + count
         return out
 
-    def _features(self, params: dict, x: jax.Array, derivative: bool) -> jax.Array:
-        """phi_r(w_u x + b_u) (or phi_r') for every input and unit: shape (n, U)."""
-        pre = x[:, :1] * params["w"] + params["b"]
-        parts, start, r = [], 0, 0          # one slice per run of networks with one activation
+    def _activation_slices(self) -> list[tuple[slice, str]]:
+        """(units, activation name) of every run of consecutive networks with one activation."""
+        out, start, r = [], 0, 0
         while r < len(self.widths):
             end = r
             while end < len(self.widths) and self.activations[end] == self.activations[r]:
                 end += 1
             stop = start + sum(self.widths[r:end])
-            act = _activations.get(self.activations[r])
-            piece = pre[:, start:stop]
-            parts.append(act.grad(piece) if derivative else act.fn(piece))
+            out.append((slice(start, stop), self.activations[r]))
             start, r = stop, end
+        return out
+
+    def _features(self, params: dict, x: jax.Array, derivative: bool) -> jax.Array:
+        """phi_r(w_u x + b_u) (or phi_r') for every input and unit: shape (n, U)."""
+        pre = x[:, :1] * params["w"] + params["b"]
+        acts = [(units, _activations.get(name)) for units, name in self._activation_slices()]
+        parts = [(act.grad if derivative else act.fn)(pre[:, units]) for units, act in acts]
         return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=1)
 
     def apply(self, params: dict, x: jax.Array) -> jax.Array:
