@@ -223,12 +223,8 @@ class KernelChange(NamedTuple):
 
     Example:
         >>> from lecturekit import shallow
-        >>> pack = shallow.shallow([16, 16], readout=[True, False])
-        >>> x = jnp.linspace(-1.0, 1.0, 6)[:, None]
-        >>> run = shallow.shallow_kernel_change(pack, pack.init(jax.random.key(1)), x, jnp.sin(3 * x[:, 0]),
-        ...                                     0.2, 20)
-        >>> run.delta_k.shape, run.losses.shape
-        ((2,), (21,))
+        >>> shallow.KernelChange._fields          # see shallow_kernel_change for a run
+        ('delta_k', 'delta_k_flipped', 'flipped', 'losses', 'final')
     """
 
     delta_k: jax.Array
@@ -264,8 +260,8 @@ def shallow_kernel_change(sh: Shallow, params: dict, x: ArrayLike, y: ArrayLike,
         >>> x = jnp.linspace(-1.0, 1.0, 6)[:, None]
         >>> run = shallow.shallow_kernel_change(pack, pack.init(jax.random.key(1)), x, jnp.sin(3 * x[:, 0]),
         ...                                     0.2, 20)
-        >>> bool(run.losses[-1] < run.losses[0]), run.flipped.shape
-        (True, (2,))
+        >>> bool(run.losses[-1] < run.losses[0]), run.delta_k.shape, run.losses.shape
+        (True, (2,), (21,))
     """
     if not isinstance(sh, Shallow):
         raise TypeError(f"sh must be a Shallow description (shallow.shallow), got {type(sh).__name__}")
