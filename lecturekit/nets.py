@@ -39,7 +39,7 @@ from ._validation import (
     as_float_array, check_choice, check_inputs_pair, check_key, check_params_pytree, check_positive_int, check_real,
 )
 
-__all__ = ["mlp", "MLP", "Backward", "sub_network"]
+__all__ = ["mlp", "MLP", "Backward", "sub_network", "unstack"]
 
 Params = list[dict[str, jax.Array]]
 PARAMETERIZATIONS = ("ntk", "standard")
@@ -415,6 +415,35 @@ def sub_network(params: Params, width: int, block: int = 0) -> Params:
     last = len(params) - 1
     return [{"W": layer["W"][..., slice(None) if i == 0 else units, units if i < last else slice(None)],
              "b": layer["b"][..., units] if i < last else layer["b"]} for i, layer in enumerate(params)]
+
+
+def unstack(params: Params) -> list[Params]:
+    """The networks of a batch of parameters (leading axis, as from :meth:`MLP.init_many`),
+    one parameter list each, as NumPy arrays on the host.
+
+    Host arrays make per-network work that runs in Python (exact region counting, plots)
+    cheap: slicing a JAX array per network would dispatch one device operation per leaf
+    and network. Pass a network's parameters to any ``MLP`` method as they are.
+
+    Args:
+        params: list of ``{"W": (count, fan_in, fan_out), "b": (count, fan_out)}`` dicts.
+
+    Returns:
+        ``count`` lists of ``{"W": (fan_in, fan_out), "b": (fan_out,)}`` dicts of NumPy arrays.
+
+    Example:
+        >>> from lecturekit import nets
+        >>> net = nets.mlp((2, 8, 1))
+        >>> batch = nets.unstack(net.init_many(jax.random.key(0), 3))
+        >>> len(batch), batch[2][0]["W"].shape, type(batch[2][0]["W"]).__name__
+        (3, (2, 8), 'ndarray')
+    """
+    _check_mlp_layers(params)
+    host = [{"W": np.asarray(layer["W"]), "b": np.asarray(layer["b"])} for layer in params]
+    shape = host[0]["W"].shape
+    if len(shape) != 3 or any(layer["W"].ndim != 3 or layer["b"].ndim != 2 for layer in host):
+        raise ValueError(f"params must have exactly one leading (network) axis, got W of shape {shape}")
+    return [[{"W": layer["W"][i], "b": layer["b"][i]} for layer in host] for i in range(shape[0])]
 
 
 def _check_mlp_layers(params: Any) -> None:

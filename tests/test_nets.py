@@ -203,3 +203,18 @@ def test_backward_rejects_bad_input():
         net.backward(net.init(jax.random.key(0)), jnp.ones((2, 4)))
     with pytest.raises(ValueError, match="params must be a list"):
         net.backward([], jnp.ones((2, 3)))
+
+
+def test_unstack_gives_each_network_on_the_host():
+    net = nets.mlp((2, 5, 3, 1), "tanh")
+    many = net.init_many(jax.random.key(4), 3)
+    parts = nets.unstack(many)
+    assert len(parts) == 3 and isinstance(parts[1][2]["b"], np.ndarray)
+    for i, part in enumerate(parts):
+        net.check_params(part)
+        for a, b in zip(jax.tree_util.tree_leaves(part), jax.tree_util.tree_leaves(many)):
+            np.testing.assert_array_equal(a, b[i])
+    with pytest.raises(ValueError, match="one leading"):
+        nets.unstack(net.init(jax.random.key(0)))
+    with pytest.raises(ValueError, match="list of layer dicts"):
+        nets.unstack([])

@@ -15,6 +15,7 @@ CASES = [
          dtype=Custom(((jnp.int32, TYPE_ERR), ("nonsense", TYPE_ERR)))),
     case("MLP.backward", NET_K.backward, lambda: dict(params=mlp_params(NET_K), x=x53()),
          params=Params(structured=True), x=Arr(ndim=2, fixed=(1,))),
+    case("nets.unstack", nets.unstack, lambda: dict(params=NET.init_many(KEY, 2)), params=Params(structured=True)),
     case("nets.sub_network", nets.sub_network, lambda: dict(params=mlp_params(NET), width=2, block=1),
          params=Params(structured=True), width=Int(1), block=Int(0)),
     case("MLP.apply", NET.apply, lambda: dict(params=mlp_params(NET), x=x53()),
