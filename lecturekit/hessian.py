@@ -15,9 +15,11 @@ order of ``jax.flatten_util.ravel_pytree(params)``.
     :func:`spectral_and_gradient_norm` and :func:`top_eigenpairs` use it;
   - :func:`lanczos_tridiagonal` runs a fixed number of steps and is traceable (use it
     inside ``jit``, ``vmap``, ``lax.scan``); it returns the tridiagonal matrix, whose
-    Gauss quadrature :func:`lanczos_quadrature` gives the Ritz values and their weights
-    (stochastic Lanczos quadrature of a spectral density averages these over random
-    start vectors); :func:`top_eigenvalue` (the sharpness along a training run) uses it.
+    Gauss quadrature :func:`lanczos_quadrature` gives the Ritz values and their weights;
+    :func:`top_eigenvalue` (the sharpness along a training run) and
+    :func:`spectral_density` (stochastic Lanczos quadrature: these rules averaged over
+    random start vectors) use it.
+* :func:`trace_estimate` is Hutchinson's estimate of tr H from Gaussian probes.
 * :func:`dense_hessian` forms H with ``jax.hessian`` for tiny models (tests, figures).
 
 Three-term recurrence (both versions): q_1 = v0/||v0||,
@@ -64,6 +66,9 @@ __all__ = [
     "top_eigenvalue",
     "top_eigenpairs",
     "Eigenpairs",
+    "trace_estimate",
+    "spectral_density",
+    "SpectralDensity",
     "dense_hessian",
 ]
 
@@ -137,6 +142,22 @@ class SpectralAndGradientNorm(NamedTuple):
 
     spectral_norm: float
     gradient_norm: float
+
+
+class SpectralDensity(NamedTuple):
+    """Output of :func:`spectral_density`: one Gauss quadrature rule per probe.
+
+    The density estimate is the mean over probes i of
+    sum_j weights[i, j] delta(lambda - nodes[i, j]) (smooth it, e.g. with a narrow Gaussian,
+    to plot it).
+
+    Attributes:
+        nodes: Ritz values, shape (num_probes, num_steps), increasing along each row.
+        weights: their weights, shape (num_probes, num_steps); each row sums to 1.
+    """
+
+    nodes: jax.Array
+    weights: jax.Array
 
 
 class Eigenpairs(NamedTuple):
@@ -703,6 +724,108 @@ def top_eigenpairs(
     order = np.argsort(-np.abs(res.ritz_values))[:k]
     vectors = [unravel(jnp.asarray(res.basis.T @ res.ritz_vectors_t[:, j])) for j in order]
     return Eigenpairs(res.ritz_values[order], vectors, res.errors[order])
+
+
+def _probe_key(key: jax.Array, i: jax.Array) -> jax.Array:
+    return jax.random.fold_in(key, i)
+
+
+def trace_estimate(f: ScalarFn, params: Any, *, key: jax.Array, num_probes: int = 100) -> float:
+    """Hutchinson's estimate of the trace of the Hessian, from Hessian-vector products.
+
+    tr H = E[v^T H v] for v ~ N(0, I); the estimate is the mean of v_i^T H v_i over
+    ``num_probes`` Gaussian probes, probe i drawn by :func:`lecturekit.sampling.standard_normal`
+    from ``jax.random.fold_in(key, i)`` (one probe in memory at a time). Its variance is
+    2 ||H||_F^2 / num_probes.
+
+    Args:
+        f: scalar function of a pytree of floating arrays.
+        params: the point.
+        key: PRNG key of the probes.
+        num_probes: number of probes (>= 1).
+
+    Returns:
+        the estimate of tr H, a Python float.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> f = lambda t: 0.5 * jnp.sum(t**2)                        # H = I, trace 400
+        >>> est = hessian.trace_estimate(f, jnp.ones(400), key=jax.random.key(0), num_probes=50)
+        >>> bool(abs(est - 400) < 4 * (2 * 400 / 50) ** 0.5)
+        True
+    """
+    flat, unravel = _check_fn_and_params(f, params)
+    check_key(key)
+    num_probes = check_positive_int(num_probes, name="num_probes")
+    product = _flat_hvp(f, unravel)
+
+    @jax.jit
+    def run(theta, key):
+        def one(i):
+            v = _sampling.standard_normal(_probe_key(key, i), theta.shape, theta.dtype)
+            return jnp.vdot(v, product(theta, v))
+
+        return jnp.mean(jax.lax.map(one, jnp.arange(num_probes)))
+
+    return float(run(flat, key))
+
+
+def spectral_density(
+    f: ScalarFn, params: Any, *, key: jax.Array, num_probes: int = 10, num_steps: int = 80
+) -> SpectralDensity:
+    """Spectral density of the Hessian by stochastic Lanczos quadrature.
+
+    For each of ``num_probes`` Gaussian start vectors (probe i drawn by
+    :func:`lecturekit.sampling.standard_normal` from ``jax.random.fold_in(key, i)``),
+    ``num_steps`` steps of :func:`lanczos_tridiagonal` on Hessian-vector products and the
+    Gauss quadrature :func:`lanczos_quadrature` of the tridiagonal matrix: nodes (Ritz
+    values) and weights (squared first components). For a unit start vector q the rule
+    integrates q^T g(H) q exactly for polynomials g of degree < 2 num_steps, and
+    E[q^T g(H) q] = tr g(H) / P for a normalized Gaussian q, so the mean over probes of
+    sum_j weights[i, j] delta(lambda - nodes[i, j]) estimates the spectral density
+    (1/P) sum_k delta(lambda - lambda_k). One probe is in memory at a time (with its
+    num_steps x P Lanczos basis, kept for full reorthogonalization).
+
+    Args:
+        f: scalar function of a pytree of floating arrays.
+        params: the point.
+        key: PRNG key of the start vectors.
+        num_probes: number of start vectors (>= 1).
+        num_steps: Lanczos steps per probe, 1 <= num_steps <= P.
+
+    Returns:
+        :class:`SpectralDensity` with ``nodes`` and ``weights`` of shape (num_probes, num_steps).
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> f = lambda t: 0.5 * jnp.sum(jnp.array([1.0, 2.0, 3.0, 4.0]) * t**2)   # H = diag(1..4)
+        >>> dens = hessian.spectral_density(f, jnp.ones(4), key=jax.random.key(0), num_probes=3, num_steps=4)
+        >>> dens.nodes.shape, [round(float(x), 4) for x in dens.nodes[0]]
+        ((3, 4), [1.0, 2.0, 3.0, 4.0])
+        >>> [round(float(w), 4) for w in dens.weights.sum(axis=1)]
+        [1.0, 1.0, 1.0]
+    """
+    flat, unravel = _check_fn_and_params(f, params)
+    check_key(key)
+    num_probes = check_positive_int(num_probes, name="num_probes")
+    num_steps = check_positive_int(num_steps, name="num_steps")
+    if num_steps > flat.size:
+        raise ValueError(f"num_steps must be at most the number of parameters ({flat.size}), got {num_steps}")
+    product = _flat_hvp(f, unravel)
+
+    @jax.jit
+    def run(theta, key):
+        def one(i):
+            v0 = _sampling.standard_normal(_probe_key(key, i), theta.shape, theta.dtype)
+            tri = _tridiagonal(lambda v: product(theta, v), v0, num_steps, True)
+            return tuple(lanczos_quadrature(tri))
+
+        return jax.lax.map(one, jnp.arange(num_probes))
+
+    nodes, weights = run(flat, key)
+    return SpectralDensity(nodes, weights)
 
 
 def dense_hessian(f: ScalarFn, params: Any, *, max_params: int = 4096) -> jax.Array:

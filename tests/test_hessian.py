@@ -264,3 +264,35 @@ def test_lanczos_tridiagonal_bad_inputs():
         hessian.lanczos_tridiagonal(3.0, np.ones(3), 2)
     with pytest.raises(TypeError, match="tri"):
         hessian.lanczos_quadrature((np.ones(2), np.ones(1)))
+
+
+def test_trace_estimate_is_unbiased_within_its_standard_error():
+    d = np.linspace(-1.0, 3.0, 300)
+    f = lambda t: 0.5 * jnp.sum(d * t**2)
+    est = hessian.trace_estimate(f, jnp.ones(300), key=jax.random.key(5), num_probes=200)
+    se = np.sqrt(2 * np.sum(d**2) / 200)        # Var(v^T H v) = 2 ||H||_F^2 for Gaussian v
+    assert abs(est - d.sum()) < 4 * se, (est, d.sum(), se)
+    assert hessian.trace_estimate(f, jnp.ones(300), key=jax.random.key(5), num_probes=200) == est
+
+
+def test_spectral_density_is_gauss_quadrature_of_each_probe():
+    """Probe i is sampling.standard_normal(fold_in(key, i)); its rule integrates q^T H^p q exactly."""
+    from lecturekit import sampling
+
+    rng = np.random.default_rng(6)
+    d = rng.normal(size=60)
+    f = lambda t: 0.5 * jnp.sum(d * t**2)
+    key = jax.random.key(7)
+    dens = hessian.spectral_density(f, jnp.ones(60), key=key, num_probes=4, num_steps=6)
+    assert dens.nodes.shape == dens.weights.shape == (4, 6)
+    np.testing.assert_allclose(np.sum(dens.weights, axis=1), 1.0, rtol=1e-12)
+    for i in range(4):
+        q = np.asarray(sampling.standard_normal(jax.random.fold_in(key, i), (60,)))
+        q = q / np.linalg.norm(q)
+        for p in range(12):
+            np.testing.assert_allclose(np.sum(dens.weights[i] * dens.nodes[i] ** p), np.sum(q**2 * d**p),
+                                       rtol=1e-8, atol=1e-10)
+    with pytest.raises(ValueError, match="num_steps"):
+        hessian.spectral_density(f, jnp.ones(60), key=key, num_steps=61)
+    with pytest.raises(TypeError, match="key"):
+        hessian.spectral_density(f, jnp.ones(60), key=0)

@@ -32,6 +32,12 @@ CASES = [
          lambda: dict(f=scalar_loss, params=tree3(), k=2, key=KEY, tol=1e-8, max_iter=20),
          f=Fn(), params=Params(), k=Int(1, extra=((10, VALUE_ERR),)), key=Key(optional=True), tol=POS,
          max_iter=Int(1)),
+    case("hessian.trace_estimate", hessian.trace_estimate,
+         lambda: dict(f=scalar_loss, params=tree3(), key=KEY, num_probes=3),
+         f=Fn(), params=Params(), key=Key(), num_probes=Int(1)),
+    case("hessian.spectral_density", hessian.spectral_density,
+         lambda: dict(f=scalar_loss, params=tree3(), key=KEY, num_probes=2, num_steps=3),
+         f=Fn(), params=Params(), key=Key(), num_probes=Int(1), num_steps=Int(1, extra=((10, VALUE_ERR),))),
     case("hessian.dense_hessian", hessian.dense_hessian, lambda: dict(f=scalar_loss, params=tree3(), max_params=10),
          f=Fn(), params=Params(), max_params=Int(1, extra=((2, VALUE_ERR),))),
 ]
