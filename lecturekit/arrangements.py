@@ -58,8 +58,10 @@ def general_position_cells(n: int, d: int) -> int:
 
     Example:
         >>> from lecturekit import arrangements
-        >>> arrangements.general_position_cells(3, 2), arrangements.general_position_cells(12, 2)
-        (7, 79)
+        >>> arrangements.general_position_cells(3, 2)
+        7
+        >>> arrangements.general_position_cells(12, 2)
+        79
     """
     n = check_positive_int(n, name="n", minimum=0)
     d = check_positive_int(d, name="d")
@@ -206,9 +208,11 @@ def count_cells(normals: Any, offsets: Any) -> int:
 
     Example:
         >>> from lecturekit import arrangements
-        >>> arrangements.count_cells([[1, 0], [0, 1], [1, 1]], [0, 0.5, -1])  # 3 lines
+        >>> lines = [[1, 0], [0, 1], [1, 1]], [0, 0.5, -1]  # normals, offsets
+        >>> arrangements.count_cells(*lines)
         7
-        >>> arrangements.count_cells([[1, 0, 0], [1, 0, 0]], [0, -1])  # parallel planes
+        >>> parallel = [[1, 0, 0], [1, 0, 0]], [0, -1]  # x1 = 0 and x1 = 1
+        >>> arrangements.count_cells(*parallel)
         3
     """
     w, c = _arrangement(normals, offsets)
@@ -251,7 +255,8 @@ def characteristic_polynomial(normals: Any, offsets: Any, *, max_subsets: int = 
 
     Example:
         >>> from lecturekit import arrangements
-        >>> arrangements.characteristic_polynomial([[1, 0, 0], [1, 0, 0]], [0, -1])
+        >>> parallel = [[1, 0, 0], [1, 0, 0]], [0, -1]  # x1 = 0 and x1 = 1
+        >>> arrangements.characteristic_polynomial(*parallel)  # t^3 - 2 t^2
         (0, 0, -2, 1)
     """
     w, c = _arrangement(normals, offsets)
@@ -298,7 +303,7 @@ def zaslavsky_cells(normals: Any, offsets: Any) -> int:
 
     Example:
         >>> from lecturekit import arrangements
-        >>> lines = [[1, 0], [0, 1], [1, 1], [1, -1], [1, 0]]  # 4 concurrent, 1 more
+        >>> lines = [[1, 0], [0, 1], [1, 1], [1, -1], [1, 0]]  # 4 meet at 0
         >>> arrangements.zaslavsky_cells(lines, [0, 0, 0, 0, 1])
         12
     """

@@ -177,8 +177,9 @@ class Explorer(ipywidgets.VBox):
         ...     fig, ax = plt.subplots()
         ...     ax.plot([0, 1], [0, slope])
         ...     return fig
-        >>> widget = explore.explorer(plot, slope=explore.Linear(0.0, 2.0, 0.5))
-        >>> widget.controls["slope"].value = 2.0   # as if the reader moved the slider
+        >>> slider = explore.Linear(0.0, 2.0, 0.5)
+        >>> widget = explore.explorer(plot, slope=slider)
+        >>> widget.controls["slope"].value = 2.0  # a reader moves the slider
         >>> widget.settings()
         {'slope': 2.0}
     """

@@ -111,7 +111,7 @@ def loglog_sweep(
     Example:
         >>> import matplotlib.pyplot as plt
         >>> from lecturekit import plotting
-        >>> ax = plotting.loglog_sweep([64, 256, 1024], [1.0, 0.5, 0.25], ylabel="error")
+        >>> ax = plotting.loglog_sweep([64, 256, 1024], [1.0, 0.5, 0.25])
         >>> ax.get_xscale(), ax.get_legend().get_texts()[0].get_text()
         ('log', 'fit: slope -0.50')
         >>> plt.close(ax.figure)
@@ -238,7 +238,9 @@ def phase_diagram(
         >>> import numpy as np
         >>> from lecturekit import plotting
         >>> codes = np.array([[0, 0, 1], [0, 1, 1]])
-        >>> ax = plotting.phase_diagram([1, 2, 3], [1, 2], codes, categories=("stable", "diverges"))
+        >>> names = ("stable", "diverges")
+        >>> ax = plotting.phase_diagram([1, 2, 3], [1, 2], codes,
+        ...                             categories=names)
         >>> ax.figure.axes[-1].get_yticklabels()[1].get_text()
         'diverges'
         >>> plt.close(ax.figure)
@@ -327,9 +329,10 @@ def regions_2d(regions: Regions2D, ax: plt.Axes | None = None, *, seed: int = 0,
         >>> net = nets.mlp((2, 2, 1), "relu", parameterization="standard")
         >>> params = [{"W": np.eye(2), "b": np.zeros(2)},
         ...           {"W": np.ones((2, 1)), "b": np.zeros(1)}]
-        >>> ax = plotting.regions_2d(regions.activation_regions_2d(net, params))
-        >>> len(ax.collections[0].get_paths()), [float(v) for v in ax.get_xlim()]
-        (4, [-1.0, 1.0])
+        >>> found = regions.activation_regions_2d(net, params)
+        >>> ax = plotting.regions_2d(found)
+        >>> len(ax.collections[0].get_paths()), ax.get_aspect()
+        (4, 1.0)
         >>> plt.close(ax.figure)
     """
     if not isinstance(regions, Regions2D):

@@ -300,7 +300,8 @@ def trace_1d_exact(net: _nets.MLP, params: Any, a: Any, b: Any) -> Trace1D:
     Example:
         >>> from lecturekit import regions
         >>> net, params = regions.sawtooth(2)
-        >>> [str(x) for x in regions.trace_1d_exact(net, params, 0, 1).breakpoints]
+        >>> trace = regions.trace_1d_exact(net, params, 0, 1)
+        >>> [str(x) for x in trace.breakpoints]
         ['1/4', '1/2', '3/4']
     """
     _check_relu_net(net, input_dim=1)
@@ -326,7 +327,8 @@ def breakpoints_1d(net: _nets.MLP, params: Any, a: Any, b: Any) -> jax.Array:
     Example:
         >>> from lecturekit import regions
         >>> net, params = regions.sawtooth(3)
-        >>> [round(float(x), 3) for x in regions.breakpoints_1d(net, params, 0.0, 0.5)]
+        >>> breaks = regions.breakpoints_1d(net, params, 0.0, 0.5)
+        >>> [round(float(x), 3) for x in breaks]
         [0.125, 0.25, 0.375]
     """
     return jax.device_put(trace_1d(net, params, a, b).breakpoints)
@@ -348,7 +350,8 @@ def breakpoints_1d_exact(net: _nets.MLP, params: Any, a: Any, b: Any) -> list[Fr
         >>> from fractions import Fraction
         >>> from lecturekit import regions
         >>> net, params = regions.sawtooth(2)
-        >>> regions.breakpoints_1d_exact(net, params, 0, 1) == [Fraction(k, 4) for k in (1, 2, 3)]
+        >>> breaks = regions.breakpoints_1d_exact(net, params, 0, 1)
+        >>> breaks == [Fraction(1, 4), Fraction(1, 2), Fraction(3, 4)]
         True
     """
     return list(trace_1d_exact(net, params, a, b).breakpoints)
@@ -373,8 +376,10 @@ def count_pieces_1d(net: _nets.MLP, params: Any, a: Any, b: Any) -> int:
         >>> import numpy as np
         >>> from lecturekit import regions
         >>> net, params = regions.sawtooth(3)
-        >>> regions.count_pieces_1d(net, params, 0.0, 1.0), regions.count_pieces_1d(net, params, -np.inf, np.inf)
-        (8, 10)
+        >>> regions.count_pieces_1d(net, params, 0.0, 1.0)
+        8
+        >>> regions.count_pieces_1d(net, params, -np.inf, np.inf)  # 0 outside
+        10
     """
     return 1 + len(trace_1d(net, params, a, b).breakpoints)
 
@@ -452,8 +457,10 @@ def tent(x: Any) -> Any:
     Example:
         >>> from fractions import Fraction
         >>> from lecturekit import regions
-        >>> regions.tent(Fraction(1, 3)), regions.tent(0.75), regions.tent(2.0)
-        (Fraction(2, 3), 0.5, 0.0)
+        >>> regions.tent(Fraction(1, 3)), regions.tent(0.75)
+        (Fraction(2, 3), 0.5)
+        >>> regions.tent(2.0)
+        0.0
     """
     if isinstance(x, (np.ndarray, jax.Array)):
         x = np.asarray(x)
@@ -551,8 +558,9 @@ def count_regions_2d_shallow(net: _nets.MLP, params: Any) -> int:
         >>> net = nets.mlp((2, 3, 1), "relu", parameterization="standard")
         >>> params = [{"W": np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]),
         ...            "b": np.array([0.0, 0.0, -1.0])},
-        ...           {"W": np.array([[1.0], [0.0], [1.0]]), "b": np.zeros(1)}]
-        >>> regions.count_regions_2d_shallow(net, params)  # 3 lines, one readout weight 0
+        ...           {"W": np.array([[1.0], [0.0], [1.0]]),  # readout 0
+        ...            "b": np.zeros(1)}]
+        >>> regions.count_regions_2d_shallow(net, params)  # 3 lines, 2 count
         4
     """
     _check_relu_net(net, input_dim=2)
@@ -618,8 +626,9 @@ def lines_in_box(net: _nets.MLP, params: Any, box: Sequence[float] = (-1.0, 1.0,
         >>> from lecturekit import nets, regions
         >>> net = nets.mlp((2, 3, 1), "relu", parameterization="standard")
         >>> params = [{"W": np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]),
-        ...            "b": np.array([0.0, 0.0, -0.5])},     # x1 = 0, x2 = 0, x1 + x2 = 0.5
+        ...            "b": np.array([0.0, 0.0, -0.5])},
         ...           {"W": np.ones((3, 1)), "b": np.zeros(1)}]
+        >>> # the lines x1 = 0, x2 = 0 and x1 + x2 = 0.5 in [-1, 1]^2
         >>> regions.lines_in_box(net, params, (-1.0, 1.0, -1.0, 1.0))
         LinesInBox(lines=3, crossings=3)
     """
@@ -739,9 +748,10 @@ def activation_regions_2d(net: _nets.MLP, params: Any, box: Sequence[float] = (-
         >>> import numpy as np
         >>> from lecturekit import nets, regions
         >>> net = nets.mlp((2, 2, 1), "relu", parameterization="standard")
-        >>> params = [{"W": np.eye(2), "b": np.zeros(2)},      # lines x1 = 0, x2 = 0
+        >>> params = [{"W": np.eye(2), "b": np.zeros(2)},  # x1 = 0, x2 = 0
         ...           {"W": np.ones((2, 1)), "b": np.zeros(1)}]
-        >>> regions.activation_regions_2d(net, params, (-1.0, 1.0, -1.0, 1.0)).count
+        >>> found = regions.activation_regions_2d(net, params, (-1, 1, -1, 1))
+        >>> found.count
         4
     """
     _check_relu_net(net, input_dim=2)
@@ -778,7 +788,8 @@ def activation_patterns(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
         >>> net = nets.mlp((2, 2, 1), "relu", parameterization="standard")
         >>> params = [{"W": np.eye(2), "b": np.zeros(2)},
         ...           {"W": np.ones((2, 1)), "b": np.zeros(1)}]
-        >>> regions.activation_patterns(net, params, np.array([[0.5, -0.5]])).tolist()
+        >>> x = np.array([[0.5, -0.5]])
+        >>> regions.activation_patterns(net, params, x).tolist()
         [[True, False]]
     """
     _check_relu_net(net, input_dim=None)
