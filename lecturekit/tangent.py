@@ -64,6 +64,13 @@ structured_network = _structured_network  # alias until tests/test_validation_pr
 def _mentions_network(f: Any) -> bool:
     """Whether ``f`` (a wrapper we cannot see through) refers to an MLP: in its closure, its
     globals it names, its ``functools.partial`` arguments or the functions it wraps."""
+    try:
+        return _refers_to_network(f)
+    except Exception:  # an exotic object in a closure: no warning rather than a failure
+        return False
+
+
+def _refers_to_network(f: Any) -> bool:
     for _ in range(8):
         if isinstance(f, functools.partial):
             if any(isinstance(a, _nets.MLP) or _structured_network(a) for a in (f.func, *f.args, *f.keywords.values())):
