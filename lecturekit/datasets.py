@@ -10,6 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from . import sampling as _sampling
 from ._validation import check_key, check_positive_int, check_real
 
 __all__ = ["synthetic_classes"]
@@ -19,7 +20,8 @@ def synthetic_classes(key: jax.Array, n: int, d: int, classes: int, *, noise: fl
     """n points in R^d from ``classes`` Gaussian clusters, on the sphere of radius sqrt(d).
 
     Labels are balanced (i mod classes); x = normalize(mu_y + noise * xi) * sqrt(d) with
-    class means mu_c uniform on the unit sphere and xi ~ N(0, I/d), so x.x/d = 1.
+    class means mu_c uniform on the unit sphere and xi ~ N(0, I/d), so x.x/d = 1. The normal
+    draws come from :func:`lecturekit.sampling.standard_normal`.
 
     Args:
         key: a JAX PRNG key.
@@ -43,9 +45,9 @@ def synthetic_classes(key: jax.Array, n: int, d: int, classes: int, *, noise: fl
     classes = check_positive_int(classes, name="classes", minimum=2)
     noise = check_real(noise, name="noise", nonnegative=True)
     k_mu, k_xi = jax.random.split(key)
-    mu = jax.random.normal(k_mu, (classes, d))
+    mu = _sampling.standard_normal(k_mu, (classes, d))
     mu = mu / jnp.linalg.norm(mu, axis=1, keepdims=True)
     labels = jnp.arange(n) % classes
-    x = mu[labels] + noise * jax.random.normal(k_xi, (n, d)) / jnp.sqrt(d)
+    x = mu[labels] + noise * _sampling.standard_normal(k_xi, (n, d)) / jnp.sqrt(d)
     x = x / jnp.linalg.norm(x, axis=1, keepdims=True) * jnp.sqrt(d)
     return x, jax.nn.one_hot(labels, classes)

@@ -18,6 +18,7 @@ NumPy arrays.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple
 
 import jax
@@ -27,6 +28,7 @@ import scipy.special
 from jax.typing import ArrayLike
 
 from . import nets as _nets
+from .heads import _check_net
 from ._validation import as_float_array, as_host_float_array, check_positive_int, check_real
 
 __all__ = [
@@ -81,14 +83,6 @@ def norm_221(tensor: ArrayLike) -> float:
 
 
 # --------------------------------------------------------------------------- multilayer networks
-def _check_net(net: Any) -> _nets.MLP:
-    if not isinstance(net, _nets.MLP):
-        raise TypeError(f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}")
-    if net.output_activation is not None:
-        raise ValueError("net must have no output_activation")
-    return net
-
-
 def _check_input(net: _nets.MLP, params: Any, x: ArrayLike) -> np.ndarray:
     net.check_params(params)
     x = as_host_float_array(x, name="x", ndim=1)
@@ -131,6 +125,7 @@ def layer_output_gradients(net: _nets.MLP, params: Any, x: ArrayLike) -> list[ja
     return _layer_output_gradients(net, params, x)
 
 
+@partial(jax.jit, static_argnums=0)  # one compiled program per network, not one per operation
 def _layer_output_gradients(net, params, x):
     back = net.backward(params, x[None])
     mults = net.multipliers()
@@ -406,13 +401,35 @@ def kernel_bound_ratio(
 
 
 # --------------------------------------------------------------------------- a width-1 bottleneck
-def _check_bottleneck(net: Any, params: Any, x: ArrayLike, who: str) -> np.ndarray:
+class _Bottleneck(NamedTuple):
+    """The forward pass of a (d, m, 1, m', 1) tanh net at one input, in NumPy."""
+
+    x: np.ndarray
+    mults: list[tuple[float, float]]
+    h1: np.ndarray        # first hidden layer, tanh(z1)
+    dh1: np.ndarray       # tanh'(z1)
+    s: np.ndarray         # weights into the bottleneck
+    alpha: float          # the bottleneck output tanh(z_b)
+    d_alpha: float        # tanh'(z_b)
+    u: np.ndarray         # weights out of the bottleneck
+    b2: np.ndarray        # biases of the wide layer above it
+    v: np.ndarray         # readout weights
+
+
+def _bottleneck(net: Any, params: Any, x: ArrayLike, who: str) -> _Bottleneck:
     net = _check_net(net)
     if (len(net.widths) != 5 or net.widths[2] != 1 or net.output_dim != 1 or net.activation.name != "tanh"
             or net.parameterization != "ntk"):
         raise ValueError(f"{who} needs a tanh net in the NTK parameterization with widths (d, m, 1, m', 1), "
                          f"got widths {net.widths}, activation {net.activation.name!r}")
-    return _check_input(net, params, x)
+    x = _check_input(net, params, x)
+    mults = net.multipliers()
+    (mw0, mb0), (mw1, mb1) = mults[:2]
+    p = [{k: np.asarray(val) for k, val in layer.items()} for layer in params]
+    h1, dh1, _ = _tanh_derivatives(mw0 * (x @ p[0]["W"]) + mb0 * p[0]["b"])
+    s = p[1]["W"][:, 0]
+    alpha, d_alpha, _ = _tanh_derivatives(np.array(mw1 * (h1 @ s) + mb1 * p[1]["b"][0]))
+    return _Bottleneck(x, mults, h1, dh1, s, float(alpha), float(d_alpha), p[2]["W"][0], p[2]["b"], p[3]["W"][:, 0])
 
 
 def bottleneck_mixed_block_norm(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
@@ -440,20 +457,15 @@ def bottleneck_mixed_block_norm(net: _nets.MLP, params: Any, x: ArrayLike) -> fl
         >>> hessian_structure.bottleneck_mixed_block_norm(net, params, np.ones(3)) > 0
         True
     """
-    x = _check_bottleneck(net, params, x, "bottleneck_mixed_block_norm")
-    (mw0, mb0), (mw1, mb1), (mw2, mb2), (mw3, _) = net.multipliers()
-    p = [{k: np.asarray(val) for k, val in layer.items()} for layer in params]
-    h1, dh1, _ = _tanh_derivatives(mw0 * (x @ p[0]["W"]) + mb0 * p[0]["b"])
-    s = p[1]["W"][:, 0]
-    z_b = mw1 * (h1 @ s) + mb1 * p[1]["b"][0]
-    alpha, d_alpha, _ = _tanh_derivatives(np.array(z_b))
+    bn = _bottleneck(net, params, x, "bottleneck_mixed_block_norm")
+    (mw0, mb0), (mw1, mb1), (mw2, mb2), (mw3, _) = bn.mults
+    x, h1, dh1, s, alpha, u, v = bn.x, bn.h1, bn.dh1, bn.s, bn.alpha, bn.u, bn.v
     low_sq = mw1**2 * (h1 @ h1) + mb1**2 + mw1**2 * np.sum(s**2 * dh1**2) * (mw0**2 * (x @ x) + mb0**2)
-    u, v = p[2]["W"][0], p[3]["W"][:, 0]
-    _, d1, d2 = _tanh_derivatives(mw2 * u * alpha + mb2 * p[2]["b"])
+    _, d1, d2 = _tanh_derivatives(mw2 * u * alpha + mb2 * bn.b2)
     up_sq = np.sum((mw3 * mw2 * u * d1) ** 2                                # d/dv_k of dG/dalpha
                    + (mw3 * mw2 * v * (d1 + mw2 * u * alpha * d2)) ** 2     # d/du_k
                    + (mw3 * mw2 * v * u * d2 * mb2) ** 2)                   # d/db_k
-    return float(abs(d_alpha) * np.sqrt(low_sq * up_sq))
+    return float(abs(bn.d_alpha) * np.sqrt(low_sq * up_sq))
 
 
 def bottleneck_holder_bound(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
@@ -484,14 +496,10 @@ def bottleneck_holder_bound(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
         >>> bound >= 0.0
         True
     """
-    x = _check_bottleneck(net, params, x, "bottleneck_holder_bound")
-    (mw0, mb0), (mw1, mb1), (mw2, mb2), (mw3, _) = net.multipliers()
-    p = [{k: np.asarray(val) for k, val in layer.items()} for layer in params]
-    h = np.tanh(mw0 * (x @ p[0]["W"]) + mb0 * p[0]["b"])
-    alpha = np.tanh(mw1 * (h @ p[1]["W"][:, 0]) + mb1 * p[1]["b"][0])
-    u, v = p[2]["W"][0], p[3]["W"][:, 0]
-    _, _, d2 = _tanh_derivatives(mw2 * u * alpha + mb2 * p[2]["b"])
-    return float(np.sum(np.abs((mw2 * u) ** 2 * d2)) * np.max(np.abs(mw3 * v)))
+    bn = _bottleneck(net, params, x, "bottleneck_holder_bound")
+    (_, _), (_, _), (mw2, mb2), (mw3, _) = bn.mults
+    _, _, d2 = _tanh_derivatives(mw2 * bn.u * bn.alpha + mb2 * bn.b2)
+    return float(np.sum(np.abs((mw2 * bn.u) ** 2 * d2)) * np.max(np.abs(mw3 * bn.v)))
 
 
 # --------------------------------------------------------------------------- expected maxima
