@@ -42,9 +42,8 @@ def test_every_public_function_is_covered():
             if (callable(obj) and not isinstance(obj, type) and getattr(obj, "__module__", None) == module.__name__
                     and obj not in listed):
                 missing.append(f"{module.__name__}.{name}")
-    # Two functions take anything by design: structured_network is a predicate (whatever is not
-    # an MLP's bound apply gives None), and notebook.tqdm hands its arguments to tqdm.auto.
-    assert missing == ["lecturekit.notebook.tqdm", "lecturekit.tangent.structured_network"], missing
+    # notebook.tqdm takes anything by design: it hands its arguments to tqdm.auto.
+    assert missing == ["lecturekit.notebook.tqdm"], missing
     methods = {c.fn.__name__ for c in CASES if getattr(c.fn, "__self__", None) is not None}
     assert {"init", "apply", "forward", "check_params", "nngp", "kernels"} <= methods, methods
     assert issubclass(lecturekit.NumericalWarning, UserWarning)

@@ -250,15 +250,10 @@ NET_2D = nets.mlp((2, 3, 1), "relu")
 NET_2D_DEEP = nets.mlp((2, 3, 3, 1), "relu")
 NET_CAT = nets.mlp((3, 6, 1), "relu", w_std=1.0)
 NET_BOTTLENECK = nets.mlp((2, 3, 1, 3, 1), "tanh")
-SHALLOW = training.shallow((2, 3))
 
 
 def ntk_net(width: int) -> nets.MLP:
     return nets.mlp((3, width, 1), "relu")
-
-
-def shallow_params() -> dict[str, np.ndarray]:
-    return dict(zip("wbv", np.random.default_rng(6).standard_normal((3, SHALLOW.units))))
 
 
 def x53() -> np.ndarray:
