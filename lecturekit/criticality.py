@@ -177,7 +177,7 @@ def variance_trajectory(
         nodes: quadrature nodes.
 
     Returns:
-        Array (depth + 1, *shape), K^(0) first.
+        Array of shape ``(depth + 1, *shape)``, K^(0) first.
 
     Example:
         >>> from lecturekit import criticality
@@ -438,7 +438,7 @@ def kernel_trajectory(
         nodes: quadrature nodes per dimension.
 
     Returns:
-        (k11, k12, k22), each of shape (depth + 1, *shape), the input first.
+        (k11, k12, k22), each of shape ``(depth + 1, *shape)``, the input first.
 
     Example:
         >>> from lecturekit import criticality

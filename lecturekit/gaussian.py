@@ -142,8 +142,15 @@ def check_covariance(k11: jax.Array, k12: jax.Array, k22: jax.Array) -> None:
 class Duals(NamedTuple):
     """The two Gaussian expectations of a dual activation (arrays of one shape).
 
-    ``phi`` = E[phi(u) phi(v)] and ``dphi`` = E[phi'(u) phi'(v)] for
-    (u, v) ~ N(0, [[k11, k12], [k12, k22]]).
+    Attributes:
+        phi: E[phi(u) phi(v)] for (u, v) ~ N(0, [[k11, k12], [k12, k22]]).
+        dphi: E[phi'(u) phi'(v)].
+
+    Example:
+        >>> from lecturekit import gaussian
+        >>> phi, dphi = gaussian.dual_fn("identity")(2.0, 0.5, 1.0)
+        >>> print(float(phi), float(dphi))
+        0.5 1.0
     """
 
     phi: jax.Array
