@@ -376,10 +376,10 @@ def test_train_diagonal_net_info_is_the_same_run():
     info = ib.train_diagonal_net_info(X, y, alpha=0.3)
     assert isinstance(info, ib.DiagonalNetInfo)
     np.testing.assert_array_equal(info.beta, ib.train_diagonal_net(X, y, alpha=0.3))
-    # max_steps is the former name of max_iter (alias until the validation tests migrate)
-    np.testing.assert_array_equal(ib.train_diagonal_net(X, y, alpha=0.3, max_steps=10**6), info.beta)
-    with pytest.raises(RuntimeError, match="max_steps"):
-        ib.train_diagonal_net(X, y, alpha=0.05, max_steps=8)
+    with pytest.raises(RuntimeError, match="max_iter"):
+        ib.train_diagonal_net_info(X, y, alpha=0.05, max_iter=8)
+    with pytest.raises(TypeError, match="max_steps"):  # the former name is gone
+        ib.train_diagonal_net(X, y, alpha=0.3, max_steps=10)
     with pytest.raises(ValueError, match="max_iter"):
         ib.train_diagonal_net_info(X, y, alpha=0.3, max_iter=0)
 

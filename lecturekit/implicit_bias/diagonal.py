@@ -148,15 +148,6 @@ class DiagonalNetInfo(NamedTuple):
     residual: float
 
 
-class _Unset:
-    """Default of an alias argument that was not passed (None must still be rejected)."""
-
-    def __repr__(self) -> str:
-        return "<unset>"
-
-
-_UNSET = _Unset()
-
 _BLOCK = 8  # steps between two convergence tests (amortizes the while loop's overhead)
 _STABILITY = 0.25  # eta * (bound on the Hessian) <= _STABILITY
 
@@ -207,7 +198,6 @@ def train_diagonal_net_info(
     step_scale: float = 0.02,
     tol: float = 1e-9,
     max_iter: int = 5_000_000,
-    max_steps: int = _UNSET,  # type: ignore[assignment]  (sentinel: not passed)
 ) -> DiagonalNetInfo:
     r"""Gradient flow of a diagonal linear network, with the state at its end.
 
@@ -249,8 +239,6 @@ def train_diagonal_net_info(
         step_scale: accuracy of the integration, in (0, 1] (see above).
         tol: relative residual at which the run stops.
         max_iter: most steps; a run that needs more raises ``RuntimeError``.
-        max_steps: former name of ``max_iter`` (alias until tests/validation_cases.py
-            and tests/test_validation_properties.py migrate); overrides it when given.
 
     Returns:
         :class:`DiagonalNetInfo` with beta, the final parameters, the number of steps,
@@ -270,8 +258,7 @@ def train_diagonal_net_info(
     if c > 1.0:
         raise ValueError(f"step_scale must be in (0, 1] (a fraction of the stable step), got {step_scale}")
     tol_ = check_real(tol, name="tol", positive=True)
-    limit_name = "max_iter" if max_steps is _UNSET else "max_steps"
-    n_max = check_positive_int(max_iter if max_steps is _UNSET else max_steps, name=limit_name)
+    n_max = check_positive_int(max_iter, name="max_iter")
     t0 = _theta0(theta0, Xa.shape[1])
     # the residual is computed in Xa's dtype: a tol below its rounding is never reached
     warn_if_below_precision(tol_, Xa.dtype)
@@ -280,7 +267,7 @@ def train_diagonal_net_info(
     if rnorm > tol_ * float(jnp.linalg.norm(ya)):
         raise RuntimeError(
             f"train_diagonal_net did not reach ||X beta - y|| <= {tol_:g} ||y|| in {n_max} steps "
-            f"(residual {rnorm:.3g}); increase {limit_name} or tol, or check that X beta = y is solvable"
+            f"(residual {rnorm:.3g}); increase max_iter or tol, or check that X beta = y is solvable"
         )
     return DiagonalNetInfo(tp**2 - tm**2, tp, tm, steps, float(time), rnorm)
 
@@ -294,7 +281,6 @@ def train_diagonal_net(
     step_scale: float = 0.02,
     tol: float = 1e-9,
     max_iter: int = 5_000_000,
-    max_steps: int = _UNSET,  # type: ignore[assignment]  (sentinel: not passed)
 ) -> jax.Array:
     r"""Gradient flow of a diagonal linear network: :math:`\beta = \theta_+^2 - \theta_-^2` at convergence.
 
@@ -310,7 +296,6 @@ def train_diagonal_net(
         step_scale: accuracy of the integration, in (0, 1].
         tol: relative residual :math:`\|X\beta - y\|/\|y\|` at which the run stops.
         max_iter: most steps (``RuntimeError`` beyond).
-        max_steps: former name of ``max_iter`` (alias until the validation tests migrate).
 
     Returns:
         beta, shape (d,).
@@ -324,7 +309,7 @@ def train_diagonal_net(
         ((2,), True)
     """
     return train_diagonal_net_info(
-        X, y, alpha=alpha, theta0=theta0, step_scale=step_scale, tol=tol, max_iter=max_iter, max_steps=max_steps
+        X, y, alpha=alpha, theta0=theta0, step_scale=step_scale, tol=tol, max_iter=max_iter
     ).beta
 
 
