@@ -507,8 +507,18 @@ _T_GRID = np.linspace(0.0, 12.0, 3001)  # the maxima below have negligible mass 
 
 
 class MaxMoments(NamedTuple):
-    """Mean and standard deviation of a maximum of m i.i.d. variables, one entry per m
-    (NumPy arrays of the shape of ``m``, 1-D)."""
+    """Mean and standard deviation of a maximum of m i.i.d. variables, one entry per m.
+
+    Attributes:
+        mean: 1-D NumPy array, the expected maximum for each m.
+        sd: 1-D NumPy array, its standard deviation.
+
+    Example:
+        >>> from lecturekit import hessian_structure
+        >>> mean, sd = hessian_structure.gaussian_max_abs_moments([1])
+        >>> round(float(mean[0]), 4)                 # E|g| = sqrt(2 / pi)
+        0.7979
+    """
 
     mean: np.ndarray
     sd: np.ndarray

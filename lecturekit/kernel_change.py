@@ -59,6 +59,12 @@ class KernelRun(NamedTuple):
         sup_delta_k: dict head -> (S,) its supremum over the run, Delta K.
         l2_move: (S,) Euclidean distance ||theta_T - theta_0|| of the final parameters.
         linf_move: (S,) largest change of a single parameter.
+
+    Example:
+        >>> from lecturekit import kernel_change
+        >>> run = kernel_change.KernelRun(jnp.zeros((2, 3)), {}, {}, jnp.ones(2), jnp.ones(2))
+        >>> run.losses.shape, run.l2_move.tolist()
+        ((2, 3), [1.0, 1.0])
     """
 
     losses: jax.Array
@@ -243,6 +249,12 @@ class ReluSplit(NamedTuple):
             initial indicators.
         flipped: fraction of (input, unit) activation indicators that flipped.
         loss: the final training loss.
+
+    Example:
+        >>> from lecturekit import kernel_change
+        >>> split = kernel_change.ReluSplit(kink=0.03, smooth=0.01, flipped=0.02, loss=0.0)
+        >>> split.kink > split.smooth
+        True
     """
 
     kink: float
@@ -327,7 +339,13 @@ class UnitsFit(NamedTuple):
         slices0: (e, n) kernel slices K_0(x_eval, x_j) before training.
         slicesT: (e, n) the same after training.
         delta_k: ||K_T - K_0||_F / ||K_0||_F on the training inputs.
-        loss: the final training loss.
+        loss: the final training loss (1/2n) sum_j (f(x_j) - y_j)^2.
+
+    Example:
+        >>> from lecturekit import kernel_change
+        >>> fit = kernel_change.UnitsFit(np.zeros(3), np.zeros(3), np.eye(3), np.eye(3), 0.1, 0.0)
+        >>> fit.delta_k, fit.slices0.shape
+        (0.1, (3, 3))
     """
 
     network: np.ndarray
