@@ -37,8 +37,6 @@ __all__ = [
     "one_hidden_layer_hessian_eigenvalues",
     "one_hidden_layer_hessian_norm",
     "mlp_hessian_norm",
-    "tanh_net_gradient",
-    "tanh_net_hvp",
     "kernel_gradient_direction",
     "kernel_bound_ratio",
     "bottleneck_mixed_block_norm",
@@ -244,74 +242,19 @@ def mlp_hessian_norm(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
     return net.out_w_std * one_hidden_layer_hessian_norm(v, z, scale)
 
 
-# --------------------------------------------------------------------------- a scalar input: gradient, HVP, the bound
-def _check_scalar_net(w: ArrayLike, v: ArrayLike, x: Any) -> tuple[np.ndarray, np.ndarray, float]:
-    w = as_host_float_array(w, name="w", ndim=1, nonempty=True)
-    v = as_host_float_array(v, name="v", ndim=1, nonempty=True)
-    if v.shape != w.shape:
-        raise ValueError(f"w and v must have the same shape (m,), got {w.shape} and {v.shape}")
-    return w, v, check_real(x, name="x")
-
-
+# --------------------------------------------------------------------------- a scalar input: the bound on the kernel change
 def _gradient(w, v, x):
+    """grad f = (v_i tanh'(w_i x) x, tanh(w_i x)) / sqrt(m) for f = m^{-1/2} sum_i v_i tanh(w_i x)."""
     t, d1, _ = _tanh_derivatives(w * x)
     return np.concatenate([v * d1 * x, t]) / np.sqrt(w.size)
 
 
 def _hvp(w, v, x, u):
+    """H u for that f, 2x2 blocks never formed: (H u)_w = (a u_w + c u_v) / sqrt m, (H u)_v = c u_w / sqrt m."""
     _, d1, d2 = _tanh_derivatives(w * x)
     a, c = v * d2 * x**2, d1 * x
     uw, uv = u[: w.size], u[w.size:]
     return np.concatenate([a * uw + c * uv, c * uw]) / np.sqrt(w.size)
-
-
-def tanh_net_gradient(w: ArrayLike, v: ArrayLike, x: float) -> np.ndarray:
-    """Gradient of f(w, v; x) = m^{-1/2} sum_i v_i tanh(w_i x) with respect to theta = (w, v).
-
-    grad f = (v_i tanh'(w_i x) x, tanh(w_i x)) / sqrt(m), the w block first.
-
-    Args:
-        w: input weights, shape (m,).
-        v: output weights, shape (m,).
-        x: the scalar input.
-
-    Returns:
-        NumPy array of shape (2m,).
-
-    Example:
-        >>> from lecturekit import hessian_structure
-        >>> hessian_structure.tanh_net_gradient([0.0], [2.0], 0.5)
-        array([1., 0.])
-    """
-    w, v, x = _check_scalar_net(w, v, x)
-    return _gradient(w, v, x)
-
-
-def tanh_net_hvp(w: ArrayLike, v: ArrayLike, x: float, u: ArrayLike) -> np.ndarray:
-    """The Hessian-vector product H(w, v; x) u of the model of :func:`tanh_net_gradient`.
-
-    The 2x2 blocks are never formed: (H u)_{w_i} = (a_i u_{w_i} + c_i u_{v_i}) / sqrt m and
-    (H u)_{v_i} = c_i u_{w_i} / sqrt m with a_i = v_i tanh''(w_i x) x^2, c_i = tanh'(w_i x) x.
-
-    Args:
-        w: input weights, shape (m,).
-        v: output weights, shape (m,).
-        x: the scalar input.
-        u: the vector, shape (2m,) (w block first).
-
-    Returns:
-        NumPy array of shape (2m,).
-
-    Example:
-        >>> from lecturekit import hessian_structure
-        >>> hessian_structure.tanh_net_hvp([0.0], [1.0], 1.0, [0.0, 1.0])   # c = 1
-        array([1., 0.])
-    """
-    w, v, x = _check_scalar_net(w, v, x)
-    u = as_host_float_array(u, name="u", ndim=1)
-    if u.size != 2 * w.size:
-        raise ValueError(f"u must have 2m = {2 * w.size} entries (w then v), got {u.size}")
-    return _hvp(w, v, x, u)
 
 
 def _check_theta(theta: ArrayLike, xs: Any) -> tuple[np.ndarray, tuple[float, float]]:
@@ -324,9 +267,11 @@ def _check_theta(theta: ArrayLike, xs: Any) -> tuple[np.ndarray, tuple[float, fl
 
 
 def kernel_gradient_direction(theta0: ArrayLike, xs: tuple[float, float] = (0.8, -0.5)) -> np.ndarray:
-    """The unit direction in which K(x, x') changes fastest, for the model of :func:`tanh_net_gradient`.
+    """The unit direction in which K(x, x') changes fastest, for a one-hidden-layer tanh net.
 
-    grad_theta K(x, x') = H(x) grad f(x') + H(x') grad f(x), normalized to length 1.
+    The model is f(w, v; x) = m^{-1/2} sum_i v_i tanh(w_i x) with scalar inputs and
+    theta = (w, v); the direction is grad_theta K(x, x') = H(x) grad f(x') + H(x') grad f(x)
+    (Hessian-vector products with the 2x2 blocks, never formed), normalized to length 1.
 
     Args:
         theta0: the parameters (w, v) concatenated, shape (2m,).
@@ -358,7 +303,8 @@ def kernel_bound_ratio(
 ) -> float:
     """How tight the Hessian bound on the kernel change is (Liu, Zhu and Belkin, Prop. 2.3).
 
-    For w = theta0 + radius * direction and the model of :func:`tanh_net_gradient`, returns
+    For w = theta0 + radius * direction and the model of :func:`kernel_gradient_direction`,
+    returns
 
         abs(K_w(x, x') - K_w0(x, x')) / (eps R (norm(grad f(w0; x)) + norm(grad f(w0; x'))) + eps^2 R^2),
 

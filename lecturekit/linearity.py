@@ -20,7 +20,6 @@ from .heads import head_fn, head_ntk, model
 from .hessian_structure import (
     bottleneck_mixed_block_norm, gaussian_max_abs_moments, layer_output_gradients, max_block_norm_moments,
     mlp_hessian_norm, norm_221, one_hidden_layer_hessian_eigenvalues, one_hidden_layer_hessian_norm,
-    tanh_net_gradient, tanh_net_hvp,
 )
 from .kernel_change import (
     KernelRun, ReluSplit, first_units_width_sweep, kernel_change_run, kernel_change_runs, relu_kernel_split,
