@@ -74,6 +74,13 @@ class CatapultConstants(NamedTuple):
         lam0: initial tangent kernel lambda_0 = ||grad z||^2.
         c: ||x||^2 / (m d) times the multipliers squared (see :func:`catapult_constants`).
         y: the label.
+
+    Example:
+        >>> from lecturekit import catapult
+        >>> cc = catapult.CatapultConstants(r0=0.3, lam0=1.0, c=1e-4, y=1.0)
+        >>> rs, lams = catapult.catapult_recursion(cc.r0, cc.lam0, cc.c, cc.y, 1.5 / cc.lam0, 50)
+        >>> abs(float(rs[-1])) < 1e-6                    # eta lambda0 = 1.5: linear regime
+        True
     """
 
     r0: float

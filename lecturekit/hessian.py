@@ -95,6 +95,13 @@ class LanczosResult(NamedTuple):
         converged: whether the stopping rule was met (or the Krylov space became
             invariant) before ``max_iter``.
         iterations: k, the number of Lanczos steps taken.
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import hessian
+        >>> res = hessian.lanczos(lambda v: np.array([1.0, 3.0]) * v, np.ones(2), tol=1e-10)
+        >>> res.iterations, res.alpha.shape, res.beta.shape, [round(float(x), 4) for x in res.ritz_values]
+        (2, (2,), (1,), [1.0, 3.0])
     """
 
     alpha: np.ndarray
@@ -113,6 +120,13 @@ class Tridiagonal(NamedTuple):
     Attributes:
         alpha: diagonal, shape (steps,) (a leading batch axis under ``vmap``).
         beta: off-diagonal, shape (steps - 1,).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> tri = hessian.lanczos_tridiagonal(lambda v: jnp.array([1.0, 3.0]) * v, jnp.ones(2), 2)
+        >>> [round(float(a), 4) for a in tri.alpha], [round(float(b), 4) for b in tri.beta]
+        ([2.0, 2.0], [1.0])
     """
 
     alpha: jax.Array
@@ -126,6 +140,13 @@ class Quadrature(NamedTuple):
         nodes: eigenvalues of T (the Ritz values), increasing, shape (steps,).
         weights: squared first components of T's unit eigenvectors, shape (steps,);
             they sum to 1.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> rule = hessian.lanczos_quadrature(hessian.Tridiagonal(jnp.array([2.0, 2.0]), jnp.array([1.0])))
+        >>> [round(float(x), 4) for x in rule.nodes], [round(float(w), 4) for w in rule.weights]
+        ([1.0, 3.0], [0.5, 0.5])
     """
 
     nodes: jax.Array
@@ -138,6 +159,13 @@ class SpectralAndGradientNorm(NamedTuple):
     Attributes:
         spectral_norm: max ``|eigenvalue|`` of the Hessian (Python float).
         gradient_norm: Euclidean norm of the gradient over all leaves (Python float).
+
+    Example:
+        >>> from lecturekit import hessian
+        >>> norms = hessian.SpectralAndGradientNorm(spectral_norm=2.0, gradient_norm=0.5)
+        >>> h, g = norms                                   # unpacks like a pair
+        >>> h, norms.gradient_norm
+        (2.0, 0.5)
     """
 
     spectral_norm: float
@@ -154,6 +182,14 @@ class SpectralDensity(NamedTuple):
     Attributes:
         nodes: Ritz values, shape (num_probes, num_steps), increasing along each row.
         weights: their weights, shape (num_probes, num_steps); each row sums to 1.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> f = lambda t: 0.5 * jnp.sum(jnp.array([1.0, 2.0, 3.0]) * t**2)
+        >>> dens = hessian.spectral_density(f, jnp.ones(3), key=jax.random.key(1), num_probes=2, num_steps=3)
+        >>> dens.nodes.shape, dens.weights.shape
+        ((2, 3), (2, 3))
     """
 
     nodes: jax.Array
@@ -167,6 +203,13 @@ class Eigenpairs(NamedTuple):
         values: eigenvalues, largest ``|value|`` first, shape (k,).
         vectors: the k unit eigenvectors, each a pytree shaped like params.
         errors: the error bound min(r, r^2/gap) of each value, shape (k,).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> pairs = hessian.top_eigenpairs(lambda t: 0.5 * jnp.sum(jnp.array([1.0, -2.0]) * t**2), jnp.ones(2))
+        >>> [round(float(v), 4) for v in pairs.values], pairs.vectors[0].shape
+        ([-2.0], (2,))
     """
 
     values: np.ndarray

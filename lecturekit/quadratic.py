@@ -128,6 +128,13 @@ class PerturbativeMinimizer(NamedTuple):
         theta_f: the minimum-norm interpolant of the linear model, shape (p,).
         theta_i: the first-order correction (its part in span{Phi_a}), shape (p,).
         label_shift: the label deformation Y_I, shape (n,).
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import quadratic
+        >>> sol = quadratic.perturbative_minimizer(np.eye(2), np.zeros((2, 2, 2)), np.array([1.0, 2.0]))
+        >>> sol.theta_f.tolist(), sol.theta_i.tolist()                   # Psi = 0: no correction
+        ([1.0, 2.0], [0.0, 0.0])
     """
 
     theta_f: jax.Array
