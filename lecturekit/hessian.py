@@ -566,14 +566,6 @@ def lanczos_quadrature(tri: Tridiagonal) -> Quadrature:
 
 
 # --------------------------------------------------------------------------- start vectors, options
-def normal_stream(key: jax.Array, size: int) -> np.ndarray:
-    """``size`` i.i.d. N(0, 1) numbers: :func:`lecturekit.sampling.standard_normal` as NumPy."""
-    # alias until lecturekit/exercises/ch03.py calls lecturekit.sampling.standard_normal
-    # (the same numbers; not in __all__)
-    size = check_positive_int(size, name="size")
-    return np.asarray(_sampling._draw(key, (size,)))
-
-
 def _start_vector(key: jax.Array | None, flat: jax.Array) -> jax.Array:
     """Gaussian start vector of the host Lanczos (the numbers of sampling.standard_normal)."""
     key = jax.random.key(0) if key is None else check_key(key)
