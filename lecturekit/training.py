@@ -257,53 +257,75 @@ def descend(
 
 
 def _descend(loss_fn, params, lr, steps, every, observe, stop_above):
-    """:func:`descend` without the checks (arguments trusted)."""
-    chunks = -(-steps // every)                  # observation periods; the last may be short
-    seen = (lambda p: ()) if observe is None else observe
+    """:func:`descend` without the checks (arguments trusted).
+
+    The inner step is kept as lean as the plain loop whenever it can be (XLA's CPU loops pay
+    for every extra operation on every step): no divergence bookkeeping without
+    ``stop_above`` (``diverged_at`` is read off the recorded losses afterwards), no masking
+    unless the last observation period is short, and no outer loop without an observer.
+    """
     value_and_grad = jax.value_and_grad(loss_fn)
+    at = jnp.asarray(_observation_steps(steps, every), dtype=jnp.int32)
+    freeze = stop_above is not None
 
     def judge(value, k, diverged_at):
-        """(loss as recorded, diverged_at, frozen) for the loss ``value`` of step k."""
-        bad = ~jnp.isfinite(value)
-        if stop_above is not None:
-            bad = bad | (value > stop_above)
+        """(loss as recorded, diverged_at) for the loss ``value`` of step k, with stop_above."""
+        bad = ~jnp.isfinite(value) | (value > stop_above)
         diverged_at = jnp.where((diverged_at < 0) & bad, k, diverged_at)
-        if stop_above is None:
-            return value, diverged_at, jnp.asarray(False)
-        frozen = diverged_at >= 0
-        return jnp.where(frozen, jnp.inf, value), diverged_at, frozen
+        return jnp.where(diverged_at >= 0, jnp.inf, value), diverged_at
 
-    def step(carry, k):
-        p, diverged_at = carry
-        value, grad = value_and_grad(p)
-        active = k < steps                      # the short last period pads with idle steps
-        value, found, frozen = judge(value, k, diverged_at)
-        diverged_at = jnp.where(active, found, diverged_at)
-        move = active & ~frozen
-        p = jax.tree_util.tree_map(lambda a, g: jnp.where(move, a - lr * g, a), p, grad)
-        return (p, diverged_at), value
-
-    def period(carry, i):
-        # observe, then take `every` steps; the extra last period (i == chunks) only records
-        # the final loss. Both branches are in one program: the step is compiled once.
-        record = seen(carry[0])
-
-        def run(carry):
-            return jax.lax.scan(step, carry, i * every + jnp.arange(every, dtype=jnp.int32))
-
-        def finish(carry):
+    def make_step(masked):
+        def step(carry, k):
             p, diverged_at = carry
-            value, diverged_at, _ = judge(loss_fn(p), steps, diverged_at)
-            return (p, diverged_at), jnp.full((every,), value, dtype=jnp.result_type(value))
+            value, grad = value_and_grad(p)
+            if not (freeze or masked):
+                return (jax.tree_util.tree_map(lambda a, g: a - lr * g, p, grad), diverged_at), value
+            move = k < steps
+            if freeze:
+                value, found = judge(value, k, diverged_at)
+                diverged_at = jnp.where(move, found, diverged_at)
+                move = move & (diverged_at < 0)
+            p = jax.tree_util.tree_map(lambda a, g: jnp.where(move, a - lr * g, a), p, grad)
+            return (p, diverged_at), value
+        return step
 
-        carry, losses = jax.lax.cond(i < chunks, run, finish, carry)
-        return carry, (losses, record)
+    def last_loss(p, diverged_at):
+        value = loss_fn(p)
+        return judge(value, steps, diverged_at) if freeze else (value, diverged_at)
 
     start = (params, jnp.asarray(-1, dtype=jnp.int32))
-    (final, diverged_at), (losses, observed) = jax.lax.scan(period, start, jnp.arange(chunks + 1, dtype=jnp.int32))
-    losses = jnp.concatenate([losses[:chunks].reshape(-1)[:steps], losses[chunks, :1]])
-    at = jnp.asarray(_observation_steps(steps, every), dtype=jnp.int32)
-    return Trajectory(at, losses, None if observe is None else observed, final, diverged_at)
+    if observe is None:                        # one flat loop, the final loss after it
+        (final, diverged_at), losses = jax.lax.scan(make_step(False), start,
+                                                    jnp.arange(steps, dtype=jnp.int32))
+        value, diverged_at = last_loss(final, diverged_at)
+        losses = jnp.append(losses, value)
+        observed = None
+    else:
+        chunks = -(-steps // every)            # observation periods; the last may be short
+        step = make_step(steps % every != 0)
+
+        def period(carry, i):
+            # observe, then take `every` steps; the extra last period (i == chunks) only
+            # records the final loss: the step and the observer are each compiled once.
+            record = observe(carry[0])
+
+            def run(carry):
+                return jax.lax.scan(step, carry, i * every + jnp.arange(every, dtype=jnp.int32))
+
+            def finish(carry):
+                value, diverged_at = last_loss(*carry)
+                return (carry[0], diverged_at), jnp.full((every,), value, dtype=jnp.result_type(value))
+
+            carry, losses = jax.lax.cond(i < chunks, run, finish, carry)
+            return carry, (losses, record)
+
+        (final, diverged_at), (losses, observed) = jax.lax.scan(
+            period, start, jnp.arange(chunks + 1, dtype=jnp.int32))
+        losses = jnp.concatenate([losses[:chunks].reshape(-1)[:steps], losses[chunks, :1]])
+    if not freeze:                             # the first non-finite loss, read off afterwards
+        bad = ~jnp.isfinite(losses)
+        diverged_at = jnp.where(jnp.any(bad), jnp.argmax(bad), -1).astype(jnp.int32)
+    return Trajectory(at, losses, observed, final, diverged_at)
 
 
 def _observation_steps(steps: int, every: int) -> np.ndarray:
