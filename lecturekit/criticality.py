@@ -39,7 +39,6 @@ validation of concrete inputs uses NumPy, which compiles nothing.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp

@@ -39,7 +39,7 @@ from jax.typing import ArrayLike
 
 from . import activations as _act
 from ._validation import (
-    as_float_array, check_broadcastable, check_callable, check_positive_int, check_range, concrete,
+    as_float_array, check_broadcastable, check_callable, check_positive_int, concrete,
 )
 
 __all__ = [
