@@ -58,8 +58,6 @@ def _structured_network(f: Model) -> _nets.MLP | None:
     return None
 
 
-structured_network = _structured_network  # alias until tests/test_validation_properties.py migrates
-
 
 def _mentions_network(f: Any) -> bool:
     """Whether ``f`` (a wrapper we cannot see through) refers to an MLP: in its closure, its

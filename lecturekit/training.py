@@ -605,15 +605,3 @@ def _ntk_kernels(make_net, widths, seeds, drawn, x, nested):
             own = _nets.sub_network(jax.tree_util.tree_map(lambda a: a[i * seeds:(i + 1) * seeds], drawn), width)
         emp.append(jax.vmap(lambda p: _tangent.empirical_ntk(make_net(width).apply, p, x))(own))
     return emp
-
-
-_MOVED_TO_SHALLOW = ("Shallow", "shallow", "KernelChange", "shallow_kernel_change")
-
-
-def __getattr__(name: str) -> Any:
-    """Names that moved to :mod:`lecturekit.shallow` (aliases until tests/validation_cases.py
-    migrates; imported lazily: shallow imports training)."""
-    if name in _MOVED_TO_SHALLOW:
-        from . import shallow as _shallow
-        return getattr(_shallow, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
