@@ -101,8 +101,11 @@ def _weight_variances(w_std, b_std, c_w=None, c_b=None, *, arrays: bool = False,
                             f"{var_name} = {std_name}^2 is its former name)")
         if std is _SQRT2:
             return 2.0
-        value = _check_variance(std, std_name) if arrays else check_real(std, name=std_name, nonnegative=True)
-        return value**2
+        if not arrays:
+            return check_real(std, name=std_name, nonnegative=True) ** 2
+        value = _check_variance(std, std_name)
+        values = concrete(value)  # square concrete values in NumPy: nothing compiles before all checks
+        return value**2 if values is None else np.square(values)
 
     return one(w_std, c_w, "w_std", "c_w", w_default), one(b_std, c_b, "b_std", "c_b", _ZERO)
 
