@@ -58,9 +58,6 @@ from ._validation import (
 from .gaussian import check_covariance as _check_covariance
 from .gaussian import check_variance as _check_variance
 
-# alias until tests/validation_cases.py and tests/test_criticality.py use lecturekit.gaussian
-from .gaussian import expectation as gaussian_expectation  # noqa: F401
-
 __all__ = [
     "variance_map", "variance_trajectory", "fixed_point", "chi_parallel", "chi_perp", "covariance_map",
     "correlation_map", "correlation_slope", "kernel_trajectory", "critical_weight_variance",
@@ -72,42 +69,25 @@ DEFAULT_NODES = _gaussian.QUADRATURE_NODES
 PAIR_NODES = 48
 
 
-def gauss_hermite(nodes: int = DEFAULT_NODES) -> tuple[jax.Array, jax.Array]:
-    """:func:`lecturekit.gaussian.gauss_hermite_rule` as JAX arrays (alias until
-    tests/validation_cases.py uses lecturekit.gaussian)."""
-    z, w = _gaussian.gauss_hermite_rule(nodes)
-    return jnp.asarray(z), jnp.asarray(w)
-
-
-_ZERO = 0.0  # the default b_std (compared by identity: a c_b given with it is no conflict)
+_ZERO = 0.0  # the default b_std
 _SQRT2 = 2**0.5  # the default w_std of sample_network_kernels (its square is taken as 2 exactly)
 
 
-def _weight_variances(w_std, b_std, c_w=None, c_b=None, *, arrays: bool = False, w_default=None):
-    """(C_W, C_B) = (w_std^2, b_std^2), validated (arrays >= 0 when ``arrays``, else floats).
+def _weight_variances(w_std, b_std, *, arrays: bool = False):
+    """(C_W, C_B) = (w_std^2, b_std^2), validated (arrays >= 0 when ``arrays``, else floats)."""
 
-    ``c_w``/``c_b`` are the former keyword arguments (the variances themselves), accepted
-    until lecturekit/exercises/ch01.py, tests/test_exercises.py and tests/validation_cases.py
-    migrate to w_std/b_std; giving both names of one argument is a TypeError.
-    """
-
-    def one(std, var, std_name, var_name, default):
-        if var is not None:
-            if std is not default:
-                raise TypeError(f"give {std_name} or {var_name} (its square), not both")
-            return _check_variance(var, var_name) if arrays else check_real(var, name=var_name, nonnegative=True)
+    def one(std, name):
         if std is None:
-            raise TypeError(f"{std_name} is required (the std sigma of the {std_name[0]} entries; "
-                            f"{var_name} = {std_name}^2 is its former name)")
+            raise TypeError(f"{name} is required (the std sigma of the {name[0]} entries)")
         if std is _SQRT2:
             return 2.0
         if not arrays:
-            return check_real(std, name=std_name, nonnegative=True) ** 2
-        value = _check_variance(std, std_name)
+            return check_real(std, name=name, nonnegative=True) ** 2
+        value = _check_variance(std, name)
         values = concrete(value)  # square concrete values in NumPy: nothing compiles before all checks
         return value**2 if values is None else np.square(values)
 
-    return one(w_std, c_w, "w_std", "c_w", w_default), one(b_std, c_b, "b_std", "c_b", _ZERO)
+    return one(w_std, "w_std"), one(b_std, "b_std")
 
 
 # --------------------------------------------------------------------------------------
@@ -126,8 +106,6 @@ def variance_map(
     w_std: float | None = None,
     b_std: float = _ZERO,
     nodes: int = DEFAULT_NODES,
-    c_w: float | None = None,
-    c_b: float | None = None,
 ) -> jax.Array:
     """V(K) = b_std^2 + w_std^2 E_K[phi(z)^2], z ~ N(0, K): one layer of the NNGP on the diagonal.
 
@@ -150,7 +128,7 @@ def variance_map(
         2.0
     """
     dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
-    c_w, c_b = _weight_variances(w_std, b_std, c_w, c_b)
+    c_w, c_b = _weight_variances(w_std, b_std)
     return _variance_map(_check_variance(variance, "variance"), dual, c_w, c_b)
 
 
@@ -162,8 +140,6 @@ def variance_trajectory(
     w_std: ArrayLike | None = None,
     b_std: ArrayLike = _ZERO,
     nodes: int = DEFAULT_NODES,
-    c_w: ArrayLike | None = None,
-    c_b: ArrayLike | None = None,
 ) -> jax.Array:
     """K^(0) = k0, K^(l+1) = V(K^(l)) for l < depth (:func:`variance_map`).
 
@@ -190,9 +166,8 @@ def variance_trajectory(
     depth = check_positive_int(depth, name="depth", minimum=0)
     dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
     k0 = _check_variance(k0, "k0")
-    cw, cb = _weight_variances(w_std, b_std, c_w, c_b, arrays=True)
-    names = ("c_w" if c_w is not None else "w_std", "c_b" if c_b is not None else "b_std")
-    check_broadcastable(k0=k0, **{names[0]: cw, names[1]: cb})
+    cw, cb = _weight_variances(w_std, b_std, arrays=True)
+    check_broadcastable(k0=k0, w_std=cw, b_std=cb)
     k0, cw, cb = jnp.broadcast_arrays(k0, cw, cb)
     return _trajectory(k0, cw, cb, dual, depth)
 
@@ -215,8 +190,6 @@ def fixed_point(
     k0: ArrayLike = 1.0,
     iterations: int = 2000,
     nodes: int = DEFAULT_NODES,
-    c_w: ArrayLike | None = None,
-    c_b: ArrayLike | None = None,
 ) -> jax.Array:
     """The fixed point K* = V(K*) reached by iterating the variance map from ``k0``.
 
@@ -244,8 +217,7 @@ def fixed_point(
         0.624984
     """
     iterations = check_positive_int(iterations, name="iterations", minimum=1)
-    return variance_trajectory(k0, iterations, activation, w_std=w_std, b_std=b_std, nodes=nodes, c_w=c_w,
-                               c_b=c_b)[-1]
+    return variance_trajectory(k0, iterations, activation, w_std=w_std, b_std=b_std, nodes=nodes)[-1]
 
 
 # --------------------------------------------------------------------------------------
@@ -264,7 +236,6 @@ def _chi_perp(k, dual, c_w):
 
 def chi_parallel(
     variance: ArrayLike, activation: str = "tanh", *, w_std: ArrayLike | None = None, nodes: int = DEFAULT_NODES,
-    c_w: ArrayLike | None = None,
 ) -> jax.Array:
     """chi_par(K) = (C_W/2) E_K[(phi^2)''] = C_W E_K[phi'^2 + phi phi''] = dV/dK, C_W = w_std^2.
 
@@ -287,13 +258,12 @@ def chi_parallel(
     """
     act = _act.get(activation)
     nodes = check_positive_int(nodes, name="nodes", minimum=1)
-    c_w = _weight_variances(w_std, _ZERO, c_w, arrays=True)[0]
+    c_w = _weight_variances(w_std, _ZERO, arrays=True)[0]
     return _chi_parallel(_check_variance(variance, "variance"), act, c_w, nodes)
 
 
 def chi_perp(
     variance: ArrayLike, activation: str = "tanh", *, w_std: ArrayLike | None = None, nodes: int = DEFAULT_NODES,
-    c_w: ArrayLike | None = None,
 ) -> jax.Array:
     """chi_perp(K) = w_std^2 E_K[phi'(z)^2], z ~ N(0, K): the slope of the correlation map at rho = 1.
 
@@ -312,7 +282,7 @@ def chi_perp(
         1.0
     """
     dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
-    c_w = _weight_variances(w_std, _ZERO, c_w, arrays=True)[0]
+    c_w = _weight_variances(w_std, _ZERO, arrays=True)[0]
     return _chi_perp(_check_variance(variance, "variance"), dual, c_w)
 
 
@@ -335,8 +305,6 @@ def covariance_map(
     w_std: float | None = None,
     b_std: float = _ZERO,
     nodes: int = PAIR_NODES,
-    c_w: float | None = None,
-    c_b: float | None = None,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """One layer of the NNGP recursion for two inputs: (K_aa, K_ab, K_bb) -> the next layer's.
 
@@ -363,7 +331,7 @@ def covariance_map(
         [1.0, 0.31831, 1.0]
     """
     dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
-    c_w, c_b = _weight_variances(w_std, b_std, c_w, c_b)
+    c_w, c_b = _weight_variances(w_std, b_std)
     return _cov_step(*_check_pair(k11, k12, k22), dual, c_w, c_b)
 
 
@@ -383,8 +351,6 @@ def correlation_map(
     w_std: float | None = None,
     b_std: float = _ZERO,
     nodes: int = PAIR_NODES,
-    c_w: float | None = None,
-    c_b: float | None = None,
 ) -> jax.Array:
     """c(rho) = (b_std^2 + w_std^2 E[phi(u) phi(v)]) / V(K) for u, v ~ N(0, K) of correlation rho.
 
@@ -407,7 +373,7 @@ def correlation_map(
         >>> print(round(float(criticality.correlation_map(0.0, 1.0, "relu", w_std=2**0.5)), 6))
         0.31831
     """
-    dual, r, k, c_w, c_b = _check_correlation_args(rho, variance, activation, w_std, b_std, c_w, c_b, nodes)
+    dual, r, k, c_w, c_b = _check_correlation_args(rho, variance, activation, w_std, b_std, nodes)
     k11, k12, _ = _cov_step(k, r * k, k, dual, c_w, c_b)
     return k12 / k11
 
@@ -422,8 +388,6 @@ def kernel_trajectory(
     w_std: float | None = None,
     b_std: float = _ZERO,
     nodes: int = PAIR_NODES,
-    c_w: float | None = None,
-    c_b: float | None = None,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Iterate :func:`covariance_map` ``depth`` times.
 
@@ -450,7 +414,7 @@ def kernel_trajectory(
     """
     depth = check_positive_int(depth, name="depth", minimum=0)
     dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
-    c_w, c_b = _weight_variances(w_std, b_std, c_w, c_b)
+    c_w, c_b = _weight_variances(w_std, b_std)
     return _kernel_scan(*_check_pair(k11, k12, k22), dual, c_w, c_b, depth)
 
 
@@ -477,7 +441,6 @@ def critical_weight_variance(
     iterations: int = 4000,
     nodes: int = DEFAULT_NODES,
     xtol: float = 1e-10,
-    c_b: float | None = None,
 ) -> float:
     """The weight variance C_W = w_std^2 at which chi_perp(K*) = 1, given b_std (Brent's method).
 
@@ -504,14 +467,9 @@ def critical_weight_variance(
         1.521948
     """
     dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes"))
-    if c_b is not None:  # the former name: the variance itself
-        if b_std is not None:
-            raise TypeError("give b_std or c_b (its square), not both")
-        c_b = check_real(c_b, name="c_b", nonnegative=True)
-    elif b_std is None:
-        raise TypeError("b_std is required (the std sigma of the b entries; c_b = b_std^2 is its former name)")
-    else:
-        c_b = check_real(b_std, name="b_std", nonnegative=True) ** 2
+    if b_std is None:
+        raise TypeError("b_std is required (the std sigma of the b entries)")
+    c_b = check_real(b_std, name="b_std", nonnegative=True) ** 2
     if isinstance(bracket, (str, bytes)) or not hasattr(bracket, "__len__") or len(bracket) != 2:
         raise TypeError(f"bracket must be a pair (lo, hi) of weight variances, got {bracket!r}")
     lo, hi = (check_real(v, name="bracket", positive=True) for v in bracket)
@@ -544,8 +502,6 @@ def correlation_slope(
     w_std: float | None = None,
     b_std: float = _ZERO,
     nodes: int = PAIR_NODES,
-    c_w: float | None = None,
-    c_b: float | None = None,
 ) -> jax.Array:
     """dc/drho of the correlation map :func:`correlation_map` at (rho, K = ``variance``).
 
@@ -572,7 +528,7 @@ def correlation_slope(
         >>> print(round(float(criticality.correlation_slope(1.0, 1.0, "relu", w_std=2**0.5)), 12))
         1.0
     """
-    dual, r, k, c_w, c_b = _check_correlation_args(rho, variance, activation, w_std, b_std, c_w, c_b, nodes)
+    dual, r, k, c_w, c_b = _check_correlation_args(rho, variance, activation, w_std, b_std, nodes)
     return _correlation_slope(r, k, dual, c_w, c_b)
 
 
@@ -682,8 +638,6 @@ def sample_network_kernels(
     activation: str = "relu",
     w_std: float = _SQRT2,
     b_std: float = _ZERO,
-    c_w: float | None = None,
-    c_b: float | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """Exact Monte Carlo of ``count`` random networks (NTK parameterization) at the inputs x.
 
@@ -731,7 +685,7 @@ def sample_network_kernels(
         raise ValueError(f"width must be <= max_width = {max_width}, got {width}")
     depth = check_positive_int(depth, name="depth")
     count = check_positive_int(count, name="count")
-    c_w, c_b = _weight_variances(w_std, b_std, c_w, c_b, w_default=_SQRT2)
+    c_w, c_b = _weight_variances(w_std, b_std)
     act = _act.get(activation)
     return _sample_network_kernels(key, x, width, c_w, c_b, depth, count, max_width, act)
 
@@ -851,11 +805,11 @@ def relu_output_mixture(
     return np.sqrt(k_out) * scipy.stats.norm.ppf(u[-1]), k_out
 
 
-def _check_correlation_args(rho, variance, activation, w_std, b_std, c_w, c_b, nodes):
+def _check_correlation_args(rho, variance, activation, w_std, b_std, nodes):
     """Validated (dual, rho, variance broadcast together, C_W, C_B) of the correlation map and
     its slope; rho is clipped to [-1, 1] after the range check."""
     dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
-    c_w, c_b = _weight_variances(w_std, b_std, c_w, c_b)
+    c_w, c_b = _weight_variances(w_std, b_std)
     r = as_float_array(rho, name="rho")
     r_np = concrete(r)
     if r_np is not None and np.any(np.abs(r_np) > 1.0 + 1e-12):

@@ -34,9 +34,6 @@ from . import activations as _act
 from . import gaussian as _gaussian
 from ._validation import as_float_array, check_inputs_pair, check_positive_int, check_range, check_real, is_traced
 
-# aliases until ch03, tests/validation_cases.py and tests/test_criticality.py use lecturekit.gaussian
-from .gaussian import QUADRATURE_NODES, dual_expectations, dual_fn, gauss_hermite_rule  # noqa: F401
-
 __all__ = ["Kernels", "relu_nngp_sphere", "relu_ntk_sphere", "mlp_kernels", "TILE"]
 
 

@@ -293,15 +293,14 @@ def test_deep_linear_output_kurtosis():
     assert abs(ratio - 1.5**3) < 5 * np.sqrt(np.mean(k**4) / np.mean(k) ** 4 / k.size), ratio
 
 
-def test_former_variance_keywords_are_aliases():
-    # c_w/c_b (the variances) are accepted until lecturekit/exercises and tests/validation_cases migrate
+def test_stds_are_required():
+    # the maps take the stds sigma_w, sigma_b; there is no default w_std and no variance keyword
     k = np.array([0.3, 1.0])
-    new = cr.variance_map(k, "tanh", w_std=1.3**0.5, b_std=0.1**0.5)
-    assert np.allclose(cr.variance_map(k, "tanh", c_w=1.3, c_b=0.1), new, rtol=1e-14)
-    assert np.allclose(cr.chi_perp(k, "tanh", c_w=1.3), cr.chi_perp(k, "tanh", w_std=1.3**0.5), rtol=1e-14)
-    assert cr.critical_weight_variance("erf", c_b=0.05) == pytest.approx(
-        cr.critical_weight_variance("erf", b_std=0.05**0.5), rel=1e-9)
-    with pytest.raises(TypeError, match="w_std or c_w"):
-        cr.variance_map(k, "tanh", w_std=1.0, c_w=1.0)
     with pytest.raises(TypeError, match="w_std is required"):
         cr.chi_perp(k, "tanh")
+    with pytest.raises(TypeError, match="w_std is required"):
+        cr.variance_map(k, "tanh", b_std=0.1)
+    with pytest.raises(TypeError, match="b_std is required"):
+        cr.critical_weight_variance("erf")
+    with pytest.raises(TypeError, match="c_w"):
+        cr.variance_map(k, "tanh", c_w=1.3)

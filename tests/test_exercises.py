@@ -116,19 +116,20 @@ def test_sign_dual():
 
 def depth_scale_by_slope(c_w, c_b):
     """xi = -1/ln c'(rho_inf): the correlation map iterated to its stable fixed point, then its slope there."""
-    k_star = float(criticality.fixed_point("tanh", c_w=c_w, c_b=c_b, iterations=3000))
+    stds = {"w_std": np.sqrt(c_w), "b_std": np.sqrt(c_b)}  # the exercise gives the variances
+    k_star = float(criticality.fixed_point("tanh", **stds, iterations=3000))
     rho = 0.5
     for _ in range(3000):
-        rho = float(criticality.correlation_map(rho, k_star, "tanh", c_w=c_w, c_b=c_b))
-    return -1 / np.log(float(criticality.correlation_slope(rho, k_star, "tanh", c_w=c_w, c_b=c_b)))
+        rho = float(criticality.correlation_map(rho, k_star, "tanh", **stds))
+    return -1 / np.log(float(criticality.correlation_slope(rho, k_star, "tanh", **stds)))
 
 
 def test_depth_scale():
     ch01.check_depth_scale(depth_scale_by_slope)
 
     def chi_perp_everywhere(c_w, c_b):  # the ordered-phase formula used on both sides
-        k_star = criticality.fixed_point("tanh", c_w=c_w, c_b=c_b, iterations=3000)
-        return -1 / np.log(float(criticality.chi_perp(k_star, "tanh", c_w=c_w)))
+        k_star = criticality.fixed_point("tanh", w_std=np.sqrt(c_w), b_std=np.sqrt(c_b), iterations=3000)
+        return -1 / np.log(float(criticality.chi_perp(k_star, "tanh", w_std=np.sqrt(c_w))))
 
     rejects(ch01.check_depth_scale, chi_perp_everywhere, "chaotic phase chi_perp > 1")
     rejects(ch01.check_depth_scale, lambda c_w, c_b: 2 * depth_scale_by_slope(c_w, c_b), "got .* where")
@@ -138,7 +139,7 @@ def test_depth_scale():
 @functools.lru_cache(maxsize=None)
 def tanh_trajectory(k0, depth):
     """K^(0), ..., K^(depth) for tanh at (C_b, C_w) = (0, 1), by lecturekit's Gauss-Hermite scan."""
-    return np.asarray(criticality.variance_trajectory(k0, depth, "tanh", c_w=1.0, c_b=0.0))
+    return np.asarray(criticality.variance_trajectory(k0, depth, "tanh", w_std=1.0, b_std=0.0))
 
 
 def test_tanh_variances():

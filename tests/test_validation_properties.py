@@ -158,12 +158,12 @@ def test_tolerances_below_float32_resolution_warn():
         with pytest.warns(NumericalWarning, match="float32"), pytest.raises(RuntimeError, match="did not reach"):
             implicit_bias.train_diagonal_net(X, y, alpha=1.0, max_iter=16)  # default tol = 1e-9
         with pytest.warns(NumericalWarning, match="xtol"):
-            criticality.critical_weight_variance("erf", c_b=0.0, bracket=(0.5, 2.0), iterations=20, nodes=8)
+            criticality.critical_weight_variance("erf", b_std=0.0, bracket=(0.5, 2.0), iterations=20, nodes=8)
         with warnings.catch_warnings():
             warnings.simplefilter("error", NumericalWarning)
             hessian.spectral_norm(_quadratic(d), jnp.ones(12), tol=1e-5)
             implicit_bias.train_diagonal_net(X, y, alpha=1.0, tol=1e-4)
-            criticality.critical_weight_variance("erf", c_b=0.0, bracket=(0.5, 2.0), iterations=20, nodes=8, xtol=1e-4)
+            criticality.critical_weight_variance("erf", b_std=0.0, bracket=(0.5, 2.0), iterations=20, nodes=8, xtol=1e-4)
     with warnings.catch_warnings():  # float64: the defaults are resolvable
         warnings.simplefilter("error", NumericalWarning)
         implicit_bias.train_diagonal_net(X, y, alpha=1.0)

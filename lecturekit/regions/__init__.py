@@ -47,9 +47,4 @@ from .plane import (
     lines_in_box, pattern_map_2d,
 )
 
-# Not part of the API (not in __all__). alias until chapters/appendix_errata.md and
-# lecturekit/exercises/ch06.py use lecturekit.arrangements:
-from ..arrangements import count_cells, zaslavsky_cells  # noqa: E402,F401
-from ..arrangements import general_position_cells as zaslavsky  # noqa: E402,F401
-
 __all__ = [*line.__all__, *plane.__all__]
