@@ -5,7 +5,8 @@
 - **axis labels**: every visible axes (colour bars aside) has an x and a y label, or shares
   that axis with a labelled neighbour, or the figure has a ``supxlabel``/``supylabel``;
 - **math, not raw text**: labels, titles and legend entries have no ``_`` or ``^`` outside
-  ``$...$`` (``"lambda_t"`` renders literally; ``r"$\\lambda_t$"`` is what was meant);
+  math mode (a label ``"lambda_t"`` prints its underscore literally; the subscript needs the
+  label written in math mode, between dollar signs, as a raw string);
 - **colour limits**: every colour-mapped artist (image, mesh, scatter with ``c=``) has finite
   limits with vmin < vmax;
 - **categories**: colour data made of a few integer codes (2 to 12 distinct integers) is drawn

@@ -177,10 +177,13 @@ def check_sign_dual(sign_dual: Callable, *, seed: int = 0, samples: int = 400_00
         samples: its number of samples.
 
     Example:
-        >>> def sign_dual(k11, k12, k22):
-        ...     return 1 - 2 * np.arccos(k12 / np.sqrt(k11 * k22)) / np.pi
-        >>> exercises.ch01.check_sign_dual(sign_dual, samples=40_000)
-        Correct: sign_dual agrees with the closed form and with Monte Carlo ...
+        A wrong answer (the arcsine law of the correlation k12, forgetting to divide by
+        sqrt(k11 k22)) is rejected with a hint:
+
+        >>> exercises.ch01.check_sign_dual(
+        ...     lambda k11, k12, k22: 2 / np.pi * np.arcsin(np.clip(k12, -1, 1)))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: ...
     """
     require_callable(sign_dual, what="sign_dual")
     cases = np.array([[1.0, 0.5, 1.0], [0.3, -0.2, 2.0], [2.0, 1.9, 2.5], [0.5, 0.0, 0.7]])

@@ -30,10 +30,12 @@ def check_sine_ntk(sine_ntk: Callable) -> None:
         sine_ntk: your function xi -> Theta(xi), applied to an array of correlations in [-1, 1].
 
     Example:
-        >>> def sine_ntk(xi):
-        ...     return np.exp(-1) * (np.sinh(xi) + xi * np.cosh(xi))
-        >>> exercises.ch02.check_sine_ntk(sine_ntk)
-        Correct: Theta(xi) = exp(-1) (sinh xi + xi cosh xi) matches quadrature on ...
+        A wrong answer (the dual of sin alone, without the xi E[cos u cos v] term) is
+        rejected with a hint:
+
+        >>> exercises.ch02.check_sine_ntk(lambda xi: np.exp(-1) * np.sinh(xi))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: ...
     """
     require_callable(sine_ntk, what="sine_ntk")
     xi = np.linspace(-1.0, 1.0, 41)
@@ -186,10 +188,12 @@ def check_kernel_ridge(krr_predict: Callable) -> None:
         krr_predict: your function (K, k_test, y, ridge) -> the predictions at the test points.
 
     Example:
-        >>> def krr_predict(K, k_test, y, ridge):
-        ...     return k_test @ np.linalg.solve(K + ridge * np.eye(len(y)), y)
-        >>> exercises.ch02.check_kernel_ridge(krr_predict)
-        Correct: your kernel ridge regression equals primal ridge regression and ...
+        A wrong answer (the ridge left out: kernel interpolation) is rejected:
+
+        >>> exercises.ch02.check_kernel_ridge(
+        ...     lambda K, k_test, y, ridge: k_test @ np.linalg.solve(K, y))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: ...
     """
     require_callable(krr_predict, what="krr_predict")
     rng = np.random.default_rng(7)

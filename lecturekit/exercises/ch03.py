@@ -133,11 +133,12 @@ def check_relu_hessian_norm(candidate: Callable) -> None:
         candidate: your function (w, x) -> the norm of the almost-everywhere Hessian.
 
     Example:
-        >>> def relu_hessian_norm(w, x):
-        ...     active = np.where(np.asarray(w) * x > 0, x, 0.0)
-        ...     return np.max(np.abs(active)) / np.sqrt(len(w))
-        >>> exercises.ch03.check_relu_hessian_norm(relu_hessian_norm)
-        Correct: the almost-everywhere ReLU Hessian has norm |x| / sqrt(m) ...
+        A wrong answer (no Hessian at all, as if relu'' = 0 made every block vanish) is
+        rejected:
+
+        >>> exercises.ch03.check_relu_hessian_norm(lambda w, x: 0.0)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: ...
     """
     require_callable(candidate, what="relu_hessian_norm")
     for m, x, seed in [(50, 0.9, 3), (2000, -1.3, 4)]:

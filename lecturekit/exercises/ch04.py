@@ -96,11 +96,11 @@ def check_linear_kernel_shift(kernel_shift: Callable) -> None:
         kernel_shift: your function (eta, lam0, c, r0, y) -> the first-order kernel shift.
 
     Example:
-        >>> def kernel_shift(eta, lam0, c, r0, y):
-        ...     sum_r2 = -(4 - eta * lam0) * r0**2 / (2 - eta * lam0)
-        ...     return (c / lam0) * (sum_r2 - 4 * y * r0)
-        >>> exercises.ch04.check_linear_kernel_shift(kernel_shift)
-        Correct: the kernel moves by O(c) = O(1/m) in the linear regime; ...
+        A wrong answer (a kernel that does not move) is rejected:
+
+        >>> exercises.ch04.check_linear_kernel_shift(lambda eta, lam0, c, r0, y: 0 * c)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: ...
     """
     require_callable(kernel_shift, what="kernel_shift")
     symbols = {"eta": sp.Symbol("eta", positive=True), "lam0": sp.Symbol("lambda_0", positive=True),
@@ -162,11 +162,12 @@ def check_flow_kernel(final_kernel: Callable) -> None:
         final_kernel: your function (lam0, c, r0, y) -> the kernel at the end of gradient flow.
 
     Example:
-        >>> import sympy as sp
-        >>> def final_kernel(lam0, c, r0, y):
-        ...     return sp.sqrt(lam0**2 - 4 * c * ((r0 + y) ** 2 - y**2))
-        >>> exercises.ch04.check_flow_kernel(final_kernel)
-        Correct: gradient flow conserves lam^2 - 4 c z^2, so lam_inf = ...
+        A wrong answer (the kernel frozen at its initial value, as in the linear model) is
+        rejected:
+
+        >>> exercises.ch04.check_flow_kernel(lambda lam0, c, r0, y: lam0 + 0 * c)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: ...
     """
     require_callable(final_kernel, what="final_kernel")
     symbols = {"lam0": sp.Symbol("lambda_0", positive=True), "c": sp.Symbol("c", positive=True),
@@ -229,9 +230,7 @@ def check_quadratic_model(make_quadratic) -> None:
             model of f around params0.
 
     Example:
-        >>> def make_quadratic(f, params0):
-        ...     return f  # f itself, not its quadratic model
-        >>> exercises.ch04.check_quadratic_model(make_quadratic)
+        >>> exercises.ch04.check_quadratic_model(lambda f, params0: f)  # f, not its model
         Traceback (most recent call last):
         lecturekit.exercises.ExerciseCheckError: f_quad(params, x) on a tanh ...
     """

@@ -71,12 +71,11 @@ def check_region_recursion(regions_count: Callable) -> None:
         regions_count: your function (n, d) -> the number of regions r(n, d).
 
     Example:
-        >>> def regions_count(n, d):
-        ...     if n == 0 or d == 0:
-        ...         return 1
-        ...     return regions_count(n - 1, d) + regions_count(n - 1, d - 1)
-        >>> exercises.ch06.check_region_recursion(regions_count)
-        Correct: ...
+        A wrong answer (2^n, the count when every hyperplane cuts every region) is rejected:
+
+        >>> exercises.ch06.check_region_recursion(lambda n, d: 2**n)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: ...
     """
     require_callable(regions_count, what="regions_count")
     for n in range(0, 13):
@@ -197,8 +196,8 @@ def check_lines_in_disk(expr: sp.Expr, n: sp.Symbol, R: sp.Symbol, sigma_b: sp.S
 
     Example:
         >>> import sympy as sp
-        >>> n, R, sigma_b = sp.symbols("n R sigma_b", positive=True)
-        >>> exercises.ch06.check_lines_in_disk(n * R, n, R, sigma_b)
+        >>> n_, r_, s_ = sp.symbols("n R sigma_b", positive=True)
+        >>> exercises.ch06.check_lines_in_disk(n_ * r_, n_, r_, s_)
         Traceback (most recent call last):
         lecturekit.exercises.ExerciseCheckError: your expression is not the ...
     """
