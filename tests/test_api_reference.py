@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import api_reference  # noqa: E402
 
 MODULES = api_reference.public_modules()
-EXAMPLE = re.compile(r"^(Example|Examples):\s*$\n(\s*\n)*\s+>>> ", re.MULTILINE)
+# an Example(s): section whose indented body (a sentence may introduce it) holds a doctest
+EXAMPLE = re.compile(r"^(Example|Examples):\s*$\n((\s*\n)|([ \t]+(?!>>> )\S.*\n))*[ \t]+>>> ", re.MULTILINE)
 
 
 def _own_entries(module_name: str) -> list[api_reference.Entry]:
