@@ -38,7 +38,8 @@ class Activation:
     Example:
         >>> from lecturekit import activations
         >>> act = activations.get("tanh")
-        >>> print(act.name, float(act(jnp.array(0.0))), float(act.grad(jnp.array(0.0))))
+        >>> print(act.name, float(act(jnp.array(0.0))),
+        ...       float(act.grad(jnp.array(0.0))))
         tanh 0.0 1.0
     """
 

@@ -78,8 +78,9 @@ class CatapultConstants(NamedTuple):
     Example:
         >>> from lecturekit import catapult
         >>> cc = catapult.CatapultConstants(r0=0.3, lam0=1.0, c=1e-4, y=1.0)
-        >>> rs, lams = catapult.catapult_recursion(cc.r0, cc.lam0, cc.c, cc.y, 1.5 / cc.lam0, 50)
-        >>> abs(float(rs[-1])) < 1e-6                    # eta lambda0 = 1.5: linear regime
+        >>> rs, lams = catapult.catapult_recursion(cc.r0, cc.lam0, cc.c, cc.y,
+        ...                                        1.5 / cc.lam0, 50)
+        >>> abs(float(rs[-1])) < 1e-6  # eta lambda0 = 1.5: linear regime
         True
     """
 
@@ -115,7 +116,8 @@ def catapult_constants(net: Any, params: Any, x: ArrayLike, y: float) -> Catapul
         >>> import jax, numpy as np
         >>> from lecturekit import catapult, nets
         >>> net = nets.mlp((2, 3, 1), "relu", w_std=1.0)
-        >>> params = [{"W": np.array([[1.0, -1.0, 0.5], [0.0, 1.0, 0.5]]), "b": np.zeros(3)},
+        >>> params = [{"W": np.array([[1.0, -1.0, 0.5], [0.0, 1.0, 0.5]]),
+        ...            "b": np.zeros(3)},
         ...           {"W": np.array([[1.0], [2.0], [-1.0]]), "b": np.zeros(1)}]
         >>> cc = catapult.catapult_constants(net, params, np.array([1.0, 1.0]), 0.5)
         >>> round(cc.r0, 6), round(cc.lam0, 6), round(cc.c, 6)
@@ -191,7 +193,8 @@ def catapult_recursion(
 
     Example:
         >>> from lecturekit import catapult
-        >>> rs, lams = catapult.catapult_recursion(0.3, 1.0, 1e-4, 1.0, 3.0, 300)   # eta lambda0 = 3
+        >>> rs, lams = catapult.catapult_recursion(  # eta lambda0 = 3
+        ...     0.3, 1.0, 1e-4, 1.0, 3.0, 300)
         >>> catapult.classify_regime(0.5 * rs**2, lams), bool(3.0 * lams[-1] < 2)
         ('catapult', True)
     """
@@ -229,7 +232,8 @@ def catapult_sweep(
     Example:
         >>> import numpy as np
         >>> from lecturekit import catapult
-        >>> rs, lams = catapult.catapult_sweep(0.3, 1.0, 1e-4, 1.0, np.array([1.5, 3.0, 5.0]), 300)
+        >>> rs, lams = catapult.catapult_sweep(0.3, 1.0, 1e-4, 1.0,
+        ...                                    np.array([1.5, 3.0, 5.0]), 300)
         >>> [catapult.classify_regime(0.5 * r**2, lam) for r, lam in zip(rs, lams)]
         ['linear', 'catapult', 'divergent']
     """
@@ -262,7 +266,8 @@ def classify_regime(losses: ArrayLike, lams: ArrayLike | None = None, *, tol: fl
 
     Example:
         >>> from lecturekit import catapult
-        >>> catapult.classify_regime([1.0, 0.5, 1e-12]), catapult.classify_regime([1.0, 5.0, 1e-12])
+        >>> (catapult.classify_regime([1.0, 0.5, 1e-12]),
+        ...  catapult.classify_regime([1.0, 5.0, 1e-12]))
         ('linear', 'catapult')
     """
     loss = as_host_float_array(losses, name="losses", ndim=1, finite=False)
@@ -321,7 +326,8 @@ def catapult_duration(lams: ArrayLike, lr: float, *, level: float = 0.5) -> int:
 
     Example:
         >>> from lecturekit import catapult
-        >>> catapult.catapult_duration([3.0, 2.9, 2.4, 1.5], 1.0)        # target 3 - (3 - 2) / 2
+        >>> lams = [3.0, 2.9, 2.4, 1.5]
+        >>> catapult.catapult_duration(lams, 1.0)  # target 3 - (3 - 2) / 2
         2
     """
     lam = as_host_float_array(lams, name="lams", ndim=1, finite=False, nonempty=True)
@@ -399,10 +405,11 @@ def gd_one_point(
     Example:
         >>> import jax.numpy as jnp
         >>> from lecturekit import catapult
-        >>> f = lambda p, x: p["a"] * p["b"] * x[:, 0]               # lambda = (a^2 + b^2) x^2
+        >>> f = lambda p, x: p["a"] * p["b"] * x[:, 0]  # lambda = (a^2 + b^2) x^2
         >>> run = catapult.gd_one_point(f, {"a": jnp.array(1.0), "b": jnp.array(0.5)},
         ...                             jnp.ones((1, 1)), jnp.ones(1), 0.5, 40)
-        >>> run.losses.shape, round(float(run.observed[0]), 4), float(run.losses[-1]) < 1e-12
+        >>> (run.losses.shape, round(float(run.observed[0]), 4),
+        ...  float(run.losses[-1]) < 1e-12)
         ((41,), 1.25, True)
     """
     x, y, steps = _check_gd_args(f, params0, x, y, steps)
@@ -427,8 +434,9 @@ def gd_sweep(
         >>> import jax.numpy as jnp
         >>> from lecturekit import catapult
         >>> f = lambda p, x: p["a"] * p["b"] * x[:, 0]
-        >>> runs = catapult.gd_sweep(f, {"a": jnp.array(1.0), "b": jnp.array(0.5)}, jnp.ones((1, 1)),
-        ...                          jnp.ones(1), jnp.array([0.5, 1.0]), 40)
+        >>> runs = catapult.gd_sweep(f, {"a": jnp.array(1.0), "b": jnp.array(0.5)},
+        ...                          jnp.ones((1, 1)), jnp.ones(1),
+        ...                          jnp.array([0.5, 1.0]), 40)
         >>> runs.losses.shape, runs.observed.shape
         ((2, 41), (2, 41))
     """
@@ -476,9 +484,10 @@ def gd_with_sharpness(
     Example:
         >>> import jax, jax.numpy as jnp
         >>> from lecturekit import catapult
-        >>> f = lambda p, x: x @ p                                   # linear: nabla^2 L = X^T X / n
-        >>> run = catapult.gd_with_sharpness(f, jnp.zeros(2), jnp.array([[2.0, 0.0], [0.0, 1.0]]),
-        ...                                  jnp.ones(2), 0.5, 20, every=10, key=jax.random.key(0))
+        >>> f = lambda p, x: x @ p  # linear: nabla^2 L = X^T X / n
+        >>> run = catapult.gd_with_sharpness(
+        ...     f, jnp.zeros(2), jnp.array([[2.0, 0.0], [0.0, 1.0]]), jnp.ones(2),
+        ...     0.5, 20, every=10, key=jax.random.key(0))
         >>> run.steps.tolist(), [round(float(s), 4) for s in run.observed]
         ([0, 10, 20], [2.0, 2.0, 2.0])
     """

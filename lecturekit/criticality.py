@@ -124,7 +124,8 @@ def variance_map(
 
     Example:
         >>> from lecturekit import criticality
-        >>> print(round(float(criticality.variance_map(2.0, "relu", w_std=2**0.5)), 12))
+        >>> v = criticality.variance_map(2.0, "relu", w_std=2**0.5)
+        >>> print(round(float(v), 12))
         2.0
     """
     dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
@@ -159,7 +160,8 @@ def variance_trajectory(
 
     Example:
         >>> from lecturekit import criticality
-        >>> ks = criticality.variance_trajectory(1.0, 3, "identity", w_std=jnp.array([1.0, 2.0]))
+        >>> ks = criticality.variance_trajectory(1.0, 3, "identity",
+        ...                                      w_std=jnp.array([1.0, 2.0]))
         >>> print(ks.shape, np.asarray(ks[-1]))
         (4, 2) [ 1. 64.]
     """
@@ -253,7 +255,8 @@ def chi_parallel(
 
     Example:
         >>> from lecturekit import criticality
-        >>> print(round(float(criticality.chi_parallel(1.0, "relu", w_std=2**0.5)), 12))
+        >>> chi = criticality.chi_parallel(1.0, "relu", w_std=2**0.5)
+        >>> print(round(float(chi), 12))
         1.0
     """
     act = _act.get(activation)
@@ -370,7 +373,8 @@ def correlation_map(
 
     Example:
         >>> from lecturekit import criticality
-        >>> print(round(float(criticality.correlation_map(0.0, 1.0, "relu", w_std=2**0.5)), 6))
+        >>> k12 = criticality.correlation_map(0.0, 1.0, "relu", w_std=2**0.5)
+        >>> print(round(float(k12), 6))
         0.31831
     """
     dual, r, k, c_w, c_b = _check_correlation_args(rho, variance, activation, w_std, b_std, nodes)
@@ -408,7 +412,8 @@ def kernel_trajectory(
 
     Example:
         >>> from lecturekit import criticality
-        >>> k11, k12, k22 = criticality.kernel_trajectory(1.0, 0.5, 1.0, 3, "identity", w_std=1.0)
+        >>> k11, k12, k22 = criticality.kernel_trajectory(1.0, 0.5, 1.0, 3,
+        ...                                               "identity", w_std=1.0)
         >>> print(k11.shape, np.asarray(k12))
         (4,) [0.5 0.5 0.5 0.5]
     """
@@ -462,7 +467,8 @@ def critical_weight_variance(
 
     Example:
         >>> from lecturekit import criticality
-        >>> c_w = criticality.critical_weight_variance("erf", b_std=0.3, bracket=(0.5, 3.0))
+        >>> c_w = criticality.critical_weight_variance("erf", b_std=0.3,
+        ...                                            bracket=(0.5, 3.0))
         >>> print(round(c_w, 6))
         1.521948
     """
@@ -525,7 +531,8 @@ def correlation_slope(
 
     Example:
         >>> from lecturekit import criticality
-        >>> print(round(float(criticality.correlation_slope(1.0, 1.0, "relu", w_std=2**0.5)), 12))
+        >>> slope = criticality.correlation_slope(1.0, 1.0, "relu", w_std=2**0.5)
+        >>> print(round(float(slope), 12))
         1.0
     """
     dual, r, k, c_w, c_b = _check_correlation_args(rho, variance, activation, w_std, b_std, nodes)
@@ -580,7 +587,8 @@ def layer_mean_squares(
     Example:
         >>> from lecturekit import criticality
         >>> z_sq, phi_sq = criticality.layer_mean_squares(
-        ...     jax.random.key(0), n0=3, width=4, depth=5, count=2, v_first=2.0, v_hidden=2.0)
+        ...     jax.random.key(0), n0=3, width=4, depth=5, count=2, v_first=2.0,
+        ...     v_hidden=2.0)
         >>> print(z_sq.shape, bool(jnp.all(phi_sq <= z_sq)))
         (2, 5) True
     """

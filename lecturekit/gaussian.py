@@ -248,7 +248,8 @@ class DualActivation:
     Example:
         >>> from lecturekit import gaussian
         >>> dual = gaussian.dual_fn("relu")
-        >>> print(round(float(dual(1.0, 0.0, 1.0).phi), 6), float(dual.diagonal(2.0).dphi))
+        >>> print(round(float(dual(1.0, 0.0, 1.0).phi), 6),
+        ...       float(dual.diagonal(2.0).dphi))
         0.159155 0.5
     """
 
@@ -300,7 +301,8 @@ def dual_fn(
     Example:
         >>> from lecturekit import gaussian
         >>> exact = gaussian.dual_fn("erf")(1.0, 0.5, 1.0).phi
-        >>> quad = gaussian.dual_fn("erf", quadrature=True, nodes=64)(1.0, 0.5, 1.0).phi
+        >>> quad = gaussian.dual_fn("erf", quadrature=True, nodes=64)(
+        ...     1.0, 0.5, 1.0).phi
         >>> print(round(float(exact), 8), bool(abs(exact - quad) < 1e-10))
         0.2163469 True
     """

@@ -43,8 +43,10 @@ class Posterior(NamedTuple):
 
     Example:
         >>> from lecturekit import gp
-        >>> post = gp.posterior(np.eye(2), np.array([[0.5, 0.0]]), np.eye(1), np.array([1.0, 2.0]))
-        >>> print(np.round(np.asarray(post.mean), 6), np.round(np.asarray(post.variance), 6))
+        >>> post = gp.posterior(np.eye(2), np.array([[0.5, 0.0]]), np.eye(1),
+        ...                     np.array([1.0, 2.0]))
+        >>> print(np.round(np.asarray(post.mean), 6),
+        ...       np.round(np.asarray(post.variance), 6))
         [0.5] [0.75]
     """
 
@@ -147,7 +149,8 @@ def posterior(
 
     Example:
         >>> from lecturekit import gp
-        >>> post = gp.posterior(np.eye(2), np.eye(2), np.eye(2), np.array([1.0, -1.0]), noise=1.0)
+        >>> post = gp.posterior(np.eye(2), np.eye(2), np.eye(2),
+        ...                     np.array([1.0, -1.0]), noise=1.0)
         >>> print(np.round(np.asarray(post.mean), 6))
         [ 0.5 -0.5]
     """
@@ -257,7 +260,8 @@ def posterior_z_scores(
     Example:
         >>> from lecturekit import gp
         >>> k = np.array([[1.0, 0.5], [0.5, 1.0]])
-        >>> print(gp.posterior_z_scores(jax.random.key(0), k, 1, noise=0.1, num_draws=5).shape)
+        >>> print(gp.posterior_z_scores(
+        ...     jax.random.key(0), k, 1, noise=0.1, num_draws=5).shape)
         (5, 1)
     """
     check_key(key)

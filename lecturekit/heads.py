@@ -113,7 +113,8 @@ def head_ntk(net: _nets.MLP, params: Any, x: ArrayLike, head: str = "linear") ->
     Example:
         >>> from lecturekit import heads, nets
         >>> net = nets.mlp((2, 16, 3), "tanh")
-        >>> k = heads.head_ntk(net, net.init(jax.random.key(0)), jnp.ones((4, 2)), "softmax")
+        >>> k = heads.head_ntk(net, net.init(jax.random.key(0)), jnp.ones((4, 2)),
+        ...                    "softmax")
         >>> k.shape, bool(jnp.allclose(k, k.T))
         ((12, 12), True)
     """

@@ -99,8 +99,10 @@ class LanczosResult(NamedTuple):
     Example:
         >>> import numpy as np
         >>> from lecturekit import hessian
-        >>> res = hessian.lanczos(lambda v: np.array([1.0, 3.0]) * v, np.ones(2), tol=1e-10)
-        >>> res.iterations, res.alpha.shape, res.beta.shape, [round(float(x), 4) for x in res.ritz_values]
+        >>> res = hessian.lanczos(lambda v: np.array([1.0, 3.0]) * v, np.ones(2),
+        ...                       tol=1e-10)
+        >>> (res.iterations, res.alpha.shape, res.beta.shape,
+        ...  [round(float(x), 4) for x in res.ritz_values])
         (2, (2,), (1,), [1.0, 3.0])
     """
 
@@ -124,8 +126,10 @@ class Tridiagonal(NamedTuple):
     Example:
         >>> import jax.numpy as jnp
         >>> from lecturekit import hessian
-        >>> tri = hessian.lanczos_tridiagonal(lambda v: jnp.array([1.0, 3.0]) * v, jnp.ones(2), 2)
-        >>> [round(float(a), 4) for a in tri.alpha], [round(float(b), 4) for b in tri.beta]
+        >>> tri = hessian.lanczos_tridiagonal(lambda v: jnp.array([1.0, 3.0]) * v,
+        ...                                   jnp.ones(2), 2)
+        >>> ([round(float(a), 4) for a in tri.alpha],
+        ...  [round(float(b), 4) for b in tri.beta])
         ([2.0, 2.0], [1.0])
     """
 
@@ -144,8 +148,10 @@ class Quadrature(NamedTuple):
     Example:
         >>> import jax.numpy as jnp
         >>> from lecturekit import hessian
-        >>> rule = hessian.lanczos_quadrature(hessian.Tridiagonal(jnp.array([2.0, 2.0]), jnp.array([1.0])))
-        >>> [round(float(x), 4) for x in rule.nodes], [round(float(w), 4) for w in rule.weights]
+        >>> tri = hessian.Tridiagonal(jnp.array([2.0, 2.0]), jnp.array([1.0]))
+        >>> rule = hessian.lanczos_quadrature(tri)
+        >>> ([round(float(x), 4) for x in rule.nodes],
+        ...  [round(float(w), 4) for w in rule.weights])
         ([1.0, 3.0], [0.5, 0.5])
     """
 
@@ -162,7 +168,8 @@ class SpectralAndGradientNorm(NamedTuple):
 
     Example:
         >>> from lecturekit import hessian
-        >>> norms = hessian.SpectralAndGradientNorm(spectral_norm=2.0, gradient_norm=0.5)
+        >>> norms = hessian.SpectralAndGradientNorm(spectral_norm=2.0,
+        ...                                         gradient_norm=0.5)
         >>> h, g = norms                                   # unpacks like a pair
         >>> h, norms.gradient_norm
         (2.0, 0.5)
@@ -187,7 +194,8 @@ class SpectralDensity(NamedTuple):
         >>> import jax, jax.numpy as jnp
         >>> from lecturekit import hessian
         >>> f = lambda t: 0.5 * jnp.sum(jnp.array([1.0, 2.0, 3.0]) * t**2)
-        >>> dens = hessian.spectral_density(f, jnp.ones(3), key=jax.random.key(1), num_probes=2, num_steps=3)
+        >>> dens = hessian.spectral_density(f, jnp.ones(3), key=jax.random.key(1),
+        ...                                 num_probes=2, num_steps=3)
         >>> dens.nodes.shape, dens.weights.shape
         ((2, 3), (2, 3))
     """
@@ -207,7 +215,8 @@ class Eigenpairs(NamedTuple):
     Example:
         >>> import jax.numpy as jnp
         >>> from lecturekit import hessian
-        >>> pairs = hessian.top_eigenpairs(lambda t: 0.5 * jnp.sum(jnp.array([1.0, -2.0]) * t**2), jnp.ones(2))
+        >>> pairs = hessian.top_eigenpairs(
+        ...     lambda t: 0.5 * jnp.sum(jnp.array([1.0, -2.0]) * t**2), jnp.ones(2))
         >>> [round(float(v), 4) for v in pairs.values], pairs.vectors[0].shape
         ([-2.0], (2,))
     """
@@ -288,7 +297,8 @@ def hvp(f: ScalarFn, params: Any, v: Any) -> Any:
         >>> import jax.numpy as jnp
         >>> from lecturekit import hessian
         >>> f = lambda p: jnp.sum(p["a"] ** 3) / 6          # H = diag(a)
-        >>> hv = hessian.hvp(f, {"a": jnp.array([1.0, 2.0])}, {"a": jnp.array([1.0, 1.0])})
+        >>> hv = hessian.hvp(f, {"a": jnp.array([1.0, 2.0])},
+        ...                  {"a": jnp.array([1.0, 1.0])})
         >>> [round(float(t), 6) for t in hv["a"]]
         [1.0, 2.0]
     """
@@ -369,8 +379,10 @@ def lanczos(
         >>> import numpy as np
         >>> from lecturekit import hessian
         >>> d = np.arange(1.0, 11.0)                          # A = diag(1, ..., 10)
-        >>> res = hessian.lanczos(lambda v, d: d * v, np.ones(10), tol=1e-10, args=(d,))
-        >>> res.converged, round(float(res.ritz_values[-1]), 4), round(float(res.ritz_values[0]), 4)
+        >>> res = hessian.lanczos(lambda v, d: d * v, np.ones(10), tol=1e-10,
+        ...                       args=(d,))
+        >>> (res.converged, round(float(res.ritz_values[-1]), 4),
+        ...  round(float(res.ritz_values[0]), 4))
         (True, 10.0, 1.0)
     """
     check_callable(matvec, name="matvec", what="a function v -> A v")
@@ -484,7 +496,9 @@ def lanczos_tridiagonal(
         >>> import jax, jax.numpy as jnp
         >>> from lecturekit import hessian
         >>> d = jnp.arange(1.0, 7.0)                         # A = diag(1, ..., 6)
-        >>> tri = jax.jit(lambda v: hessian.lanczos_tridiagonal(lambda u: d * u, v, 6))(jnp.ones(6))
+        >>> lanczos = jax.jit(
+        ...     lambda v: hessian.lanczos_tridiagonal(lambda u: d * u, v, 6))
+        >>> tri = lanczos(jnp.ones(6))
         >>> tri.alpha.shape, tri.beta.shape
         ((6,), (5,))
         >>> [round(float(x), 4) for x in hessian.lanczos_quadrature(tri).nodes]
@@ -548,8 +562,10 @@ def lanczos_quadrature(tri: Tridiagonal) -> Quadrature:
     Example:
         >>> import jax.numpy as jnp
         >>> from lecturekit import hessian
-        >>> rule = hessian.lanczos_quadrature(hessian.Tridiagonal(jnp.array([0.0, 0.0]), jnp.array([1.0])))
-        >>> [round(float(x), 4) for x in rule.nodes], [round(float(w), 4) for w in rule.weights]
+        >>> tri = hessian.Tridiagonal(jnp.array([0.0, 0.0]), jnp.array([1.0]))
+        >>> rule = hessian.lanczos_quadrature(tri)
+        >>> ([round(float(x), 4) for x in rule.nodes],
+        ...  [round(float(w), 4) for w in rule.weights])
         ([-1.0, 1.0], [0.5, 0.5])
     """
     if not isinstance(tri, Tridiagonal):
@@ -633,7 +649,8 @@ def spectral_norm(
         >>> import jax.numpy as jnp
         >>> from lecturekit import hessian
         >>> d = jnp.array([3.0, -7.5, 2.0])
-        >>> round(hessian.spectral_norm(lambda t: 0.5 * jnp.sum(d * t**2), jnp.ones(3)), 4)
+        >>> round(hessian.spectral_norm(lambda t: 0.5 * jnp.sum(d * t**2),
+        ...                             jnp.ones(3)), 4)
         7.5
     """
     return _norms(f, params, key, tol, max_iter, "spectral_norm").spectral_norm
@@ -661,7 +678,8 @@ def spectral_and_gradient_norm(
     Example:
         >>> import jax.numpy as jnp
         >>> from lecturekit import hessian
-        >>> f = lambda t: 0.5 * jnp.sum(jnp.array([1.0, -4.0]) * t**2)   # grad = (1, -4) at t = 1
+        >>> d = jnp.array([1.0, -4.0])  # grad = (1, -4) at t = 1
+        >>> f = lambda t: 0.5 * jnp.sum(d * t**2)
         >>> out = hessian.spectral_and_gradient_norm(f, jnp.ones(2))
         >>> round(out.spectral_norm, 4), round(out.gradient_norm, 4)
         (4.0, 4.1231)
@@ -693,7 +711,9 @@ def top_eigenvalue(f: ScalarFn, params: Any, *, key: jax.Array, steps: int = 20)
         >>> import jax, jax.numpy as jnp
         >>> from lecturekit import hessian
         >>> f = lambda t: 0.5 * jnp.sum(jnp.array([3.0, -7.5, 2.0]) * t**2)
-        >>> round(float(hessian.top_eigenvalue(f, jnp.ones(3), key=jax.random.key(0), steps=3)), 4)
+        >>> top = hessian.top_eigenvalue(f, jnp.ones(3), key=jax.random.key(0),
+        ...                              steps=3)
+        >>> round(float(top), 4)
         3.0
     """
     check_callable(f, name="f", what="a scalar function f(params)")
@@ -743,7 +763,8 @@ def top_eigenpairs(
         >>> from lecturekit import hessian
         >>> f = lambda t: 0.5 * jnp.sum(jnp.array([3.0, -7.5, 2.0]) * t**2)
         >>> pairs = hessian.top_eigenpairs(f, jnp.ones(3), 2)
-        >>> [round(float(v), 4) for v in pairs.values], [round(abs(float(u[1])), 4) for u in pairs.vectors]
+        >>> ([round(float(v), 4) for v in pairs.values],
+        ...  [round(abs(float(u[1])), 4) for u in pairs.vectors])
         ([-7.5, 3.0], [1.0, 0.0])
     """
     k = check_positive_int(k, name="k")
@@ -785,8 +806,9 @@ def trace_estimate(f: ScalarFn, params: Any, *, key: jax.Array, num_probes: int 
     Example:
         >>> import jax, jax.numpy as jnp
         >>> from lecturekit import hessian
-        >>> f = lambda t: 0.5 * jnp.sum(t**2)                        # H = I, trace 400
-        >>> est = hessian.trace_estimate(f, jnp.ones(400), key=jax.random.key(0), num_probes=50)
+        >>> f = lambda t: 0.5 * jnp.sum(t**2)  # H = I, trace 400
+        >>> est = hessian.trace_estimate(f, jnp.ones(400), key=jax.random.key(0),
+        ...                              num_probes=50)
         >>> bool(abs(est - 400) < 4 * (2 * 400 / 50) ** 0.5)
         True
     """
@@ -835,8 +857,10 @@ def spectral_density(
     Example:
         >>> import jax, jax.numpy as jnp
         >>> from lecturekit import hessian
-        >>> f = lambda t: 0.5 * jnp.sum(jnp.array([1.0, 2.0, 3.0, 4.0]) * t**2)   # H = diag(1..4)
-        >>> dens = hessian.spectral_density(f, jnp.ones(4), key=jax.random.key(0), num_probes=3, num_steps=4)
+        >>> d = jnp.array([1.0, 2.0, 3.0, 4.0])  # H = diag(1..4)
+        >>> f = lambda t: 0.5 * jnp.sum(d * t**2)
+        >>> dens = hessian.spectral_density(f, jnp.ones(4), key=jax.random.key(0),
+        ...                                 num_probes=3, num_steps=4)
         >>> dens.nodes.shape, [round(float(x), 4) for x in dens.nodes[0]]
         ((3, 4), [1.0, 2.0, 3.0, 4.0])
         >>> [round(float(w), 4) for w in dens.weights.sum(axis=1)]

@@ -66,7 +66,8 @@ def norm_221(tensor: ArrayLike) -> float:
 
     Example:
         >>> from lecturekit import hessian_structure
-        >>> t = np.zeros((3, 3, 3)); t[[0, 1, 2], [0, 1, 2], [0, 1, 2]] = [1.0, -4.0, 2.0]
+        >>> t = np.zeros((3, 3, 3))
+        >>> t[[0, 1, 2], [0, 1, 2], [0, 1, 2]] = [1.0, -4.0, 2.0]
         >>> hessian_structure.norm_221(t)      # a diagonal tensor: max_k abs(c_k)
         4.0
     """
@@ -168,7 +169,8 @@ def one_hidden_layer_hessian_eigenvalues(v: ArrayLike, z: ArrayLike, scale: floa
 
     Example:
         >>> from lecturekit import hessian_structure
-        >>> hessian_structure.one_hidden_layer_hessian_eigenvalues([1.0], [0.0]).round(3)
+        >>> hessian_structure.one_hidden_layer_hessian_eigenvalues(
+        ...     [1.0], [0.0]).round(3)
         array([-1.,  1.])
     """
     v, z, s = _check_vz(v, z, scale)
@@ -192,7 +194,8 @@ def one_hidden_layer_hessian_norm(v: ArrayLike, z: ArrayLike, scale: float = 1.0
 
     Example:
         >>> from lecturekit import hessian_structure
-        >>> round(hessian_structure.one_hidden_layer_hessian_norm([1.0, 1.0], [0.0, 0.0]), 4)
+        >>> round(hessian_structure.one_hidden_layer_hessian_norm(
+        ...     [1.0, 1.0], [0.0, 0.0]), 4)
         0.7071
     """
     v, z, s = _check_vz(v, z, scale)
@@ -282,7 +285,8 @@ def kernel_gradient_direction(theta0: ArrayLike, xs: tuple[float, float] = (0.8,
 
     Example:
         >>> from lecturekit import hessian_structure
-        >>> d = hessian_structure.kernel_gradient_direction(np.array([0.3, -1.0, 0.5, 2.0]))
+        >>> d = hessian_structure.kernel_gradient_direction(
+        ...     np.array([0.3, -1.0, 0.5, 2.0]))
         >>> round(float(np.linalg.norm(d)), 12)
         1.0
     """

@@ -62,7 +62,8 @@ class KernelRun(NamedTuple):
 
     Example:
         >>> from lecturekit import kernel_change
-        >>> run = kernel_change.KernelRun(jnp.zeros((2, 3)), {}, {}, jnp.ones(2), jnp.ones(2))
+        >>> run = kernel_change.KernelRun(jnp.zeros((2, 3)), {}, {}, jnp.ones(2),
+        ...                               jnp.ones(2))
         >>> run.losses.shape, run.l2_move.tolist()
         ((2, 3), [1.0, 1.0])
     """
@@ -120,8 +121,9 @@ def kernel_change_run(
         >>> x, y = datasets.synthetic_classes(jax.random.key(0), 6, 4, 2)
         >>> net = nets.mlp((4, 16, 2), "tanh", w_std=1.0)
         >>> run = kernel_change.kernel_change_run(
-        ...     net, jax.random.split(jax.random.key(1), 2), x, y, train_head="linear",
-        ...     loss="cross_entropy", kernel_heads=("linear",), lr=1.0, steps=20, every=10)
+        ...     net, jax.random.split(jax.random.key(1), 2), x, y,
+        ...     train_head="linear", loss="cross_entropy", kernel_heads=("linear",),
+        ...     lr=1.0, steps=20, every=10)
         >>> run.losses.shape, run.delta_k["linear"].shape
         ((2, 3), (2, 3))
     """
@@ -179,11 +181,13 @@ def kernel_change_runs(
         >>> from lecturekit import datasets, kernel_change, nets
         >>> x, y = datasets.synthetic_classes(jax.random.key(0), 6, 4, 2)
         >>> net = nets.mlp((4, 16, 2), "tanh", w_std=1.0)
-        >>> configs = [dict(train_head="linear", loss="cross_entropy", kernel_heads=("softmax",)),
-        ...            dict(train_head="swish", loss="square", kernel_heads=("swish",))]
+        >>> configs = [
+        ...     dict(train_head="linear", loss="cross_entropy",
+        ...          kernel_heads=("softmax",)),
+        ...     dict(train_head="swish", loss="square", kernel_heads=("swish",))]
         >>> ce, sq = kernel_change.kernel_change_runs(
-        ...     net, jax.random.split(jax.random.key(1), 2), x, y, configs, lr=1.0, steps=20,
-        ...     every=10)
+        ...     net, jax.random.split(jax.random.key(1), 2), x, y, configs, lr=1.0,
+        ...     steps=20, every=10)
         >>> sorted(ce.sup_delta_k), sorted(sq.sup_delta_k)
         (['softmax'], ['swish'])
     """
@@ -252,7 +256,8 @@ class ReluSplit(NamedTuple):
 
     Example:
         >>> from lecturekit import kernel_change
-        >>> split = kernel_change.ReluSplit(kink=0.03, smooth=0.01, flipped=0.02, loss=0.0)
+        >>> split = kernel_change.ReluSplit(kink=0.03, smooth=0.01, flipped=0.02,
+        ...                                 loss=0.0)
         >>> split.kink > split.smooth
         True
     """
@@ -343,7 +348,8 @@ class UnitsFit(NamedTuple):
 
     Example:
         >>> from lecturekit import kernel_change
-        >>> fit = kernel_change.UnitsFit(np.zeros(3), np.zeros(3), np.eye(3), np.eye(3), 0.1, 0.0)
+        >>> fit = kernel_change.UnitsFit(np.zeros(3), np.zeros(3), np.eye(3),
+        ...                              np.eye(3), 0.1, 0.0)
         >>> fit.delta_k, fit.slices0.shape
         (0.1, (3, 3))
     """
@@ -404,7 +410,8 @@ def first_units_width_sweep(
         >>> from lecturekit import kernel_change
         >>> xs = np.linspace(-1, 1, 4)
         >>> out = kernel_change.first_units_width_sweep(
-        ...     xs, np.sin(xs), np.zeros(1), (8, 16), jax.random.key(0), max_width=16, steps=20)
+        ...     xs, np.sin(xs), np.zeros(1), (8, 16), jax.random.key(0),
+        ...     max_width=16, steps=20)
         >>> sorted(out), out[8].slices0.shape
         ([8, 16], (1, 4))
     """

@@ -75,7 +75,8 @@ def relu_nngp_sphere(xi: ArrayLike) -> jax.Array:
 
     Example:
         >>> from lecturekit import kernels
-        >>> print(np.round(np.asarray(kernels.relu_nngp_sphere(jnp.array([-1.0, 0.0, 1.0]))), 6))
+        >>> xi = jnp.array([-1.0, 0.0, 1.0])
+        >>> print(np.round(np.asarray(kernels.relu_nngp_sphere(xi)), 6))
         [0.       0.31831  1.      ]
     """
     xi = _cosine(xi)
@@ -96,7 +97,8 @@ def relu_ntk_sphere(xi: ArrayLike) -> jax.Array:
 
     Example:
         >>> from lecturekit import kernels
-        >>> print(np.round(np.asarray(kernels.relu_ntk_sphere(jnp.array([-1.0, 0.0, 1.0]))), 6))
+        >>> xi = jnp.array([-1.0, 0.0, 1.0])
+        >>> print(np.round(np.asarray(kernels.relu_ntk_sphere(xi)), 6))
         [0.       0.31831  2.      ]
     """
     xi = _cosine(xi)
@@ -166,7 +168,7 @@ def mlp_kernels(
 
     Example:
         >>> from lecturekit import kernels
-        >>> x = jnp.array([[1.0, 0.0], [0.0, 1.0]]) * 2**0.5   # unit inputs: x.x/d = 1
+        >>> x = jnp.array([[1.0, 0.0], [0.0, 1.0]]) * 2**0.5  # unit inputs: x.x/d = 1
         >>> k = kernels.mlp_kernels(x, depth=1)
         >>> xi = jnp.array([1.0, 0.0])
         >>> bool(jnp.allclose(k.ntk[0], kernels.relu_ntk_sphere(xi)))

@@ -173,8 +173,8 @@ class MLP:
             >>> from lecturekit import nets
             >>> net = nets.mlp((3, 16, 1))
             >>> many = net.init_many(jax.random.key(0), 4)
-            >>> many[0]["W"].shape, bool(jnp.array_equal(many[0]["W"][0],
-            ...                                         net.init(jax.random.key(0))[0]["W"]))
+            >>> first = net.init(jax.random.key(0))
+            >>> many[0]["W"].shape, bool(jnp.array_equal(many[0]["W"][0], first[0]["W"]))
             ((4, 3, 16), True)
         """
         count = check_positive_int(count, name="count")

@@ -80,7 +80,8 @@ def quadratic_model(f: Model, params0: Any) -> Model:
         >>> from lecturekit import quadratic
         >>> f = lambda p, x: jnp.exp(p * x[:, 0])                    # f(p) = e^(p x)
         >>> fq = quadratic.quadratic_model(f, jnp.array(0.0))
-        >>> [round(float(v), 6) for v in fq(jnp.array(0.5), jnp.array([[1.0], [2.0]]))]
+        >>> [round(float(v), 6)
+        ...  for v in fq(jnp.array(0.5), jnp.array([[1.0], [2.0]]))]
         [1.625, 2.5]
     """
     check_model(f)
@@ -109,7 +110,8 @@ def taylor_terms(f: Model, params0: Any, params: Any, x: ArrayLike) -> tuple[jax
         >>> import jax.numpy as jnp
         >>> from lecturekit import quadratic
         >>> f = lambda p, x: jnp.exp(p * x[:, 0])
-        >>> terms = quadratic.taylor_terms(f, jnp.array(0.0), jnp.array(0.5), jnp.array([[2.0]]))
+        >>> terms = quadratic.taylor_terms(f, jnp.array(0.0), jnp.array(0.5),
+        ...                                jnp.array([[2.0]]))
         >>> [round(float(t[0]), 6) for t in terms]
         [1.0, 1.0, 1.0]
     """
@@ -132,8 +134,9 @@ class PerturbativeMinimizer(NamedTuple):
     Example:
         >>> import numpy as np
         >>> from lecturekit import quadratic
-        >>> sol = quadratic.perturbative_minimizer(np.eye(2), np.zeros((2, 2, 2)), np.array([1.0, 2.0]))
-        >>> sol.theta_f.tolist(), sol.theta_i.tolist()                   # Psi = 0: no correction
+        >>> sol = quadratic.perturbative_minimizer(np.eye(2), np.zeros((2, 2, 2)),
+        ...                                        np.array([1.0, 2.0]))
+        >>> sol.theta_f.tolist(), sol.theta_i.tolist()  # Psi = 0: no correction
         ([1.0, 2.0], [0.0, 0.0])
     """
 
@@ -167,7 +170,8 @@ def perturbative_minimizer(phi: ArrayLike, psi: ArrayLike, y: ArrayLike) -> Pert
     Example:
         >>> import numpy as np
         >>> from lecturekit import quadratic
-        >>> sol = quadratic.perturbative_minimizer(np.array([[1.0], [0.0]]), np.eye(2)[None], np.array([2.0]))
+        >>> sol = quadratic.perturbative_minimizer(np.array([[1.0], [0.0]]),
+        ...                                        np.eye(2)[None], np.array([2.0]))
         >>> sol.theta_f.tolist(), sol.label_shift.tolist(), sol.theta_i.tolist()
         ([2.0, 0.0], [-2.0], [-2.0, 0.0])
     """

@@ -116,7 +116,8 @@ def kernel_coefficients(k_train: ArrayLike, y: ArrayLike, *, ridge: float = 0.0)
 
     Example:
         >>> from lecturekit import regression
-        >>> regression.kernel_coefficients(2 * jnp.eye(2), jnp.array([1.0, 3.0])).tolist()
+        >>> regression.kernel_coefficients(2 * jnp.eye(2),
+        ...                                jnp.array([1.0, 3.0])).tolist()
         [0.5, 1.5]
     """
     prob = _check_problem(k_train, y, None)
@@ -154,7 +155,8 @@ def kernel_regression(
         >>> x = jnp.array([[0.0], [1.0]])
         >>> k = jnp.exp(-(x - x.T) ** 2)                      # a Gaussian kernel
         >>> k_mid = jnp.exp(-(0.5 - x.T) ** 2)                # k(0.5, S)
-        >>> round(float(regression.kernel_regression(k, jnp.array([1.0, 1.0]), k_mid)[0]), 4)
+        >>> pred = regression.kernel_regression(k, jnp.array([1.0, 1.0]), k_mid)
+        >>> round(float(pred[0]), 4)
         1.1387
     """
     prob = _check_problem(k_train, y, k_test_train)
@@ -226,9 +228,9 @@ def gradient_flow_predictor(
 
     Example:
         >>> from lecturekit import regression
-        >>> out = regression.gradient_flow_predictor(jnp.eye(2), jnp.array([1.0, -1.0]),
-        ...                                          jnp.array([0.0, 2.0, 1e9]))
-        >>> out.round(4).tolist()                  # y (1 - exp(-t/2)) for K = I, n = 2
+        >>> out = regression.gradient_flow_predictor(
+        ...     jnp.eye(2), jnp.array([1.0, -1.0]), jnp.array([0.0, 2.0, 1e9]))
+        >>> out.round(4).tolist()  # y (1 - exp(-t/2)) for K = I, n = 2
         [[0.0, -0.0], [0.6321, -0.6321], [1.0, -1.0]]
     """
     prob = _check_problem(k_train, y, k_test_train)
@@ -324,8 +326,8 @@ def gradient_descent_predictor(
 
     Example:
         >>> from lecturekit import regression
-        >>> regression.gradient_descent_predictor(jnp.eye(2), jnp.array([1.0, 2.0]), 1.0,
-        ...                                       3).tolist()
+        >>> regression.gradient_descent_predictor(
+        ...     jnp.eye(2), jnp.array([1.0, 2.0]), 1.0, 3).tolist()
         [0.875, 1.75]
     """
     prob = _check_problem(k_train, y, k_test_train)

@@ -223,7 +223,7 @@ class KernelChange(NamedTuple):
 
     Example:
         >>> from lecturekit import shallow
-        >>> shallow.KernelChange._fields          # see shallow_kernel_change for a run
+        >>> shallow.KernelChange._fields  # see shallow_kernel_change for a run
         ('delta_k', 'delta_k_flipped', 'flipped', 'losses', 'final')
     """
 
@@ -258,8 +258,8 @@ def shallow_kernel_change(sh: Shallow, params: dict, x: ArrayLike, y: ArrayLike,
         >>> from lecturekit import shallow
         >>> pack = shallow.shallow([16, 16], readout=[True, False])
         >>> x = jnp.linspace(-1.0, 1.0, 6)[:, None]
-        >>> run = shallow.shallow_kernel_change(pack, pack.init(jax.random.key(1)), x, jnp.sin(3 * x[:, 0]),
-        ...                                     0.2, 20)
+        >>> run = shallow.shallow_kernel_change(pack, pack.init(jax.random.key(1)),
+        ...                                     x, jnp.sin(3 * x[:, 0]), 0.2, 20)
         >>> bool(run.losses[-1] < run.losses[0]), run.delta_k.shape, run.losses.shape
         (True, (2,), (21,))
     """

@@ -142,7 +142,8 @@ def empirical_ntk(
         >>> net = nets.mlp((3, 64, 1), "tanh")
         >>> params, x = net.init(jax.random.key(0)), jnp.ones((4, 3))
         >>> fast = tangent.empirical_ntk(net.apply, params, x)
-        >>> slow = tangent.empirical_ntk(net.apply, params, x, implementation="jacobian")
+        >>> slow = tangent.empirical_ntk(net.apply, params, x,
+        ...                              implementation="jacobian")
         >>> fast.shape, bool(jnp.allclose(fast, slow))
         ((4, 4), True)
     """
@@ -211,7 +212,8 @@ def jacobian_ntk(f: Model, params: Any, x1: jax.Array, x2: jax.Array | None = No
     Example:
         >>> from lecturekit import tangent
         >>> f = lambda p, x: x @ p["w"]
-        >>> tangent.jacobian_ntk(f, {"w": jnp.ones(2)}, jnp.array([[1.0, 2.0], [3.0, 4.0]]))
+        >>> tangent.jacobian_ntk(f, {"w": jnp.ones(2)},
+        ...                      jnp.array([[1.0, 2.0], [3.0, 4.0]]))
         Array([[ 5., 11.],
                [11., 25.]], dtype=float64)
     """

@@ -109,7 +109,8 @@ def mse_loss(f: Model, x: ArrayLike, y: ArrayLike) -> Callable[[Any], jax.Array]
 
     Example:
         >>> from lecturekit import training
-        >>> loss = training.mse_loss(lambda w, x: x @ w, jnp.eye(2), jnp.array([1.0, 1.0]))
+        >>> loss = training.mse_loss(lambda w, x: x @ w, jnp.eye(2),
+        ...                          jnp.array([1.0, 1.0]))
         >>> float(loss(jnp.zeros(2)))
         0.5
     """
@@ -183,9 +184,10 @@ class Trajectory(NamedTuple):
 
     Example:
         >>> from lecturekit import training
-        >>> run = training.descend(lambda w: jnp.sum(w**2), jnp.ones(2), lr=0.25, steps=2,
-        ...                        observe=lambda w: w)
-        >>> run.steps.tolist(), run.losses.tolist(), run.observed.shape, int(run.diverged_at)
+        >>> run = training.descend(lambda w: jnp.sum(w**2), jnp.ones(2), lr=0.25,
+        ...                        steps=2, observe=lambda w: w)
+        >>> (run.steps.tolist(), run.losses.tolist(), run.observed.shape,
+        ...  int(run.diverged_at))
         ([0, 2], [2.0, 0.5, 0.125], (2, 2), -1)
     """
 
@@ -238,12 +240,12 @@ def descend(
 
     Example:
         >>> from lecturekit import training
-        >>> run = training.descend(lambda w: 0.5 * w**2, jnp.array(1.0), lr=0.5, steps=4,
-        ...                        every=2, observe=lambda w: w)
+        >>> run = training.descend(lambda w: 0.5 * w**2, jnp.array(1.0), lr=0.5,
+        ...                        steps=4, every=2, observe=lambda w: w)
         >>> run.steps.tolist(), run.observed.tolist(), run.losses.shape
         ([0, 2, 4], [1.0, 0.25, 0.0625], (5,))
-        >>> grow = training.descend(lambda w: 0.5 * w**2, jnp.array(1.0), lr=3.0, steps=10,
-        ...                         stop_above=10.0)
+        >>> grow = training.descend(lambda w: 0.5 * w**2, jnp.array(1.0), lr=3.0,
+        ...                         steps=10, stop_above=10.0)
         >>> int(grow.diverged_at), float(grow.final_params), grow.losses[:5].tolist()
         (3, -8.0, [0.5, 2.0, 8.0, inf, inf])
     """
@@ -379,7 +381,8 @@ def gradient_descent(
         >>> x, y = jnp.eye(3), jnp.array([1.0, 2.0, 3.0])
         >>> run = training.gradient_descent(lambda w, x: x @ w, jnp.zeros(3), 3.0, 50,
         ...                                 x=x, y=y, every=25)
-        >>> run.steps.tolist(), bool(run.losses[-1] < 1e-6), bool(jnp.allclose(run.final_params, y))
+        >>> (run.steps.tolist(), bool(run.losses[-1] < 1e-6),
+        ...  bool(jnp.allclose(run.final_params, y)))
         ([0, 25, 50], True, True)
     """
     check_callable(f, name="f", what="a model f(params, x) or a loss loss_fn(params)")

@@ -98,7 +98,8 @@ def check_linear_kernel_shift(kernel_shift: Callable) -> None:
     Example:
         A wrong answer (a kernel that does not move) is rejected:
 
-        >>> exercises.ch04.check_linear_kernel_shift(lambda eta, lam0, c, r0, y: 0 * c)
+        >>> exercises.ch04.check_linear_kernel_shift(
+        ...     lambda eta, lam0, c, r0, y: 0 * c)
         Traceback (most recent call last):
         lecturekit.exercises.ExerciseCheckError: ...
     """
@@ -230,7 +231,8 @@ def check_quadratic_model(make_quadratic) -> None:
             model of f around params0.
 
     Example:
-        >>> exercises.ch04.check_quadratic_model(lambda f, params0: f)  # f, not its model
+        >>> exercises.ch04.check_quadratic_model(
+        ...     lambda f, params0: f)  # f, not its model
         Traceback (most recent call last):
         lecturekit.exercises.ExerciseCheckError: f_quad(params, x) on a tanh ...
     """

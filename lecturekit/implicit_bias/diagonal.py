@@ -346,7 +346,8 @@ def argmin_Q(
     Example:
         >>> import numpy as np
         >>> from lecturekit import implicit_bias
-        >>> beta = implicit_bias.argmin_Q(np.array([[1.0, 1.0]]), np.array([1.0]), alpha=1.0)
+        >>> beta = implicit_bias.argmin_Q(np.array([[1.0, 1.0]]), np.array([1.0]),
+        ...                               alpha=1.0)
         >>> np.round(np.asarray(beta), 6).tolist()
         [0.5, 0.5]
     """
@@ -400,7 +401,8 @@ def min_l1_interpolant(X: ArrayLike, y: ArrayLike) -> jax.Array:
     Example:
         >>> import numpy as np
         >>> from lecturekit import implicit_bias
-        >>> beta = implicit_bias.min_l1_interpolant(np.array([[1.0, 2.0]]), np.array([2.0]))
+        >>> beta = implicit_bias.min_l1_interpolant(
+        ...     np.array([[1.0, 2.0]]), np.array([2.0]))
         >>> np.round(np.asarray(beta), 6).tolist()
         [0.0, 1.0]
     """
@@ -432,7 +434,8 @@ def min_weighted_l2_interpolant(X: ArrayLike, y: ArrayLike, theta0: ArrayLike | 
     Example:
         >>> import numpy as np
         >>> from lecturekit import implicit_bias
-        >>> beta = implicit_bias.min_weighted_l2_interpolant(np.array([[1.0, 2.0]]), np.array([5.0]))
+        >>> beta = implicit_bias.min_weighted_l2_interpolant(
+        ...     np.array([[1.0, 2.0]]), np.array([5.0]))
         >>> np.round(np.asarray(beta), 6).tolist()
         [1.0, 2.0]
     """
@@ -482,7 +485,8 @@ def sparse_regression_problem(key: jax.Array, *, n: int = 20, d: int = 40, k: in
     Example:
         >>> import jax
         >>> from lecturekit import implicit_bias
-        >>> X, y, beta = implicit_bias.sparse_regression_problem(jax.random.key(0), n=5, d=8, k=2)
+        >>> X, y, beta = implicit_bias.sparse_regression_problem(
+        ...     jax.random.key(0), n=5, d=8, k=2)
         >>> X.shape, y.shape, int((beta != 0).sum())
         ((5, 8), (5,), 2)
     """

@@ -94,7 +94,8 @@ def batch_second_moment_trace(theta: ArrayLike, X: ArrayLike, y: ArrayLike, batc
         >>> import numpy as np
         >>> from lecturekit import implicit_bias
         >>> X, y = np.eye(2), np.zeros(2)
-        >>> round(float(implicit_bias.batch_second_moment_trace(np.ones(2), X, y, 2.0)), 6)
+        >>> round(float(implicit_bias.batch_second_moment_trace(
+        ...     np.ones(2), X, y, 2.0)), 6)
         0.5
     """
     Xa, ya = check_regression(X, y)
@@ -183,7 +184,8 @@ def sgd_least_squares_fdr(
     Example:
         >>> import jax, numpy as np
         >>> from lecturekit import implicit_bias
-        >>> X, y = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([1.0, 0.0, 0.5])
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> y = np.array([1.0, 0.0, 0.5])
         >>> avg = implicit_bias.sgd_least_squares_fdr(jax.random.key(0), X, y, lr=0.1,
         ...     batch=1.5, steps=20, burn_in=10, chains=4)
         >>> avg.grad.shape, avg.alignment.shape
@@ -322,8 +324,9 @@ def circle_sgd_occupation(
     Example:
         >>> import jax
         >>> from lecturekit import implicit_bias
-        >>> occ = implicit_bias.circle_sgd_occupation(jax.random.key(0), kappa=0.5, lr=0.1,
-        ...     label_sd=1.0, tilt_sd=1.0, steps=50, burn_in=10, chains=3)
+        >>> occ = implicit_bias.circle_sgd_occupation(
+        ...     jax.random.key(0), kappa=0.5, lr=0.1, label_sd=1.0, tilt_sd=1.0,
+        ...     steps=50, burn_in=10, chains=3)
         >>> occ.shape, bool(((occ >= 0) & (occ <= 1)).all())
         ((3,), True)
     """
@@ -373,8 +376,8 @@ def circle_chain_stationary(
     Example:
         >>> import numpy as np
         >>> from lecturekit import implicit_bias
-        >>> th, p = implicit_bias.circle_chain_stationary(kappa=0.5, lr=0.1, label_sd=1.0,
-        ...     tilt_sd=1.0, grid=64)
+        >>> th, p = implicit_bias.circle_chain_stationary(
+        ...     kappa=0.5, lr=0.1, label_sd=1.0, tilt_sd=1.0, grid=64)
         >>> p.shape, round(float(p.sum() * (th[1] - th[0])), 6)
         ((64,), 1.0)
     """
@@ -420,7 +423,8 @@ def circle_fokker_planck(
         >>> import numpy as np
         >>> from lecturekit import implicit_bias
         >>> th = np.linspace(-np.pi, np.pi, 101)
-        >>> p = implicit_bias.circle_fokker_planck(th, kappa=0.5, lr=0.1, label_sd=1.0, tilt_sd=1.0)
+        >>> p = implicit_bias.circle_fokker_planck(th, kappa=0.5, lr=0.1,
+        ...                                       label_sd=1.0, tilt_sd=1.0)
         >>> round(float(np.trapezoid(p, th)), 6)
         1.0
     """
@@ -537,8 +541,8 @@ def two_speed_walk_occupation(
     Example:
         >>> import jax
         >>> from lecturekit import implicit_bias
-        >>> occ = implicit_bias.two_speed_walk_occupation(jax.random.key(0), 4, walkers=3,
-        ...     steps=20, burn_in=5)
+        >>> occ = implicit_bias.two_speed_walk_occupation(
+        ...     jax.random.key(0), 4, walkers=3, steps=20, burn_in=5)
         >>> occ.shape
         (3,)
     """
@@ -587,7 +591,8 @@ def two_speed_expected_occupation(
 
     Example:
         >>> from lecturekit import implicit_bias
-        >>> round(implicit_bias.two_speed_expected_occupation(10, steps=3000, burn_in=1000), 6)
+        >>> round(implicit_bias.two_speed_expected_occupation(
+        ...     10, steps=3000, burn_in=1000), 6)
         0.769231
     """
     P = two_speed_transition_matrix(n_per_half, slow=slow, fast=fast)
