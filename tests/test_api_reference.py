@@ -192,3 +192,19 @@ def test_chapter_links_to_the_reference_resolve():
             if problem:
                 problems.append(f"{page.relative_to(ROOT)}: {match.group(0)}: {problem}")
     assert not problems, "\n".join(problems)
+
+
+# The reference shows each example in a code box about 78 characters wide; a longer line
+# scrolls sideways (the rule the chapters follow at 88 characters, in a wider column).
+EXAMPLE_WIDTH = 78
+
+
+def test_examples_fit_their_code_box():
+    wide = []
+    for path in sorted((ROOT / "lecturekit").rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            code = line.strip()
+            if code.startswith((">>> ", "... ")) and len(code) > EXAMPLE_WIDTH:
+                wide.append(f"{path.relative_to(ROOT)}:{number} ({len(code)} characters)")
+    assert not wide, (f"example lines wider than {EXAMPLE_WIDTH} characters (they scroll "
+                      "sideways on the API pages):\n" + "\n".join(wide))
