@@ -1,0 +1,153 @@
+"""Checks for the exercises of Chapter 9 (path counting and finite-width tangent kernels).
+
+The references are computed here without ``lecturekit.path_counting``: binomial moments by
+summing the probability mass function in exact rationals, path counts by enumerating the
+paths of small networks, and activation probabilities by enumerating sign patterns.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from typing import Callable
+
+import numpy as np
+import sympy as sp
+
+from . import ExerciseCheckError, as_scalar, call, compare, passed, require_callable
+
+__all__ = ["check_layer_moment", "check_paths_through_weight", "check_one_layer_ratio",
+           "check_active_probability"]
+
+
+def _symbolic(fn: Callable, n: sp.Symbol, *, what: str) -> sp.Expr:
+    expr = call(fn, n, what=what)
+    if isinstance(expr, (int, float)) and not isinstance(expr, bool):
+        expr = sp.nsimplify(expr)
+    if not isinstance(expr, sp.Basic):
+        raise ExerciseCheckError(f"{what} should return a sympy expression in n, got {type(expr).__name__}. "
+                                 "Build it from the argument with sympy operations.")
+    stray = sorted(map(str, expr.free_symbols - {n}))
+    if stray:
+        raise ExerciseCheckError(f"{what}: your expression contains the symbols {stray}; use only n.")
+    return expr
+
+
+def _binomial_mean(n: int, g: Callable[[int], Fraction]) -> Fraction:
+    """E[g(K)] for K ~ Binomial(n, 1/2), exactly."""
+    return sum((Fraction(int(sp.binomial(n, k)), 2**n) * g(k) for k in range(n + 1)), Fraction(0))
+
+
+def _compare_symbolic(expr: sp.Expr, n: sp.Symbol, truth: Callable[[int], Fraction], *, what: str,
+                      hint: str) -> None:
+    for n_val in (1, 2, 3, 5, 8, 13):
+        got = sp.nsimplify(expr.subs(n, n_val))
+        want = truth(n_val)
+        if not got.is_number or abs(float(got) - float(want)) > 1e-12 * max(1.0, abs(float(want))):
+            raise ExerciseCheckError(f"{what} at n={n_val}: got {got}, expected {want}. {hint}")
+
+
+def check_layer_moment(layer_moment: Callable) -> None:
+    """layer_moment(n) must be E[((2/n) chi^2_K)^2] for K ~ Binomial(n, 1/2), in sympy.
+
+    Args:
+        layer_moment: your function of a sympy symbol n returning the expression.
+
+    Example:
+        >>> exercises.ch09.check_layer_moment(lambda n: 1 + 2 / n)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: layer_moment(n) at n=1: got 3, ...
+    """
+    require_callable(layer_moment, what="layer_moment")
+    n = sp.Symbol("n", positive=True, integer=True)
+    expr = _symbolic(layer_moment, n, what="layer_moment(n)")
+    # E[(chi^2_K)^2 | K] = K^2 + 2K (mean K, variance 2K); then average over the binomial
+    truth = lambda m: Fraction(4, m**2) * _binomial_mean(m, lambda k: Fraction(k * k + 2 * k))  # noqa: E731
+    _compare_symbolic(expr, n, truth, what="layer_moment(n)",
+                      hint="Condition on K: E[(chi^2_K)^2 | K] = K^2 + 2K; then use E[K] = n/2 and "
+                           "E[K^2] = n/4 + n^2/4.")
+    return passed("E[((2/n) chi^2_K)^2] = 1 + 5/n, so a layer multiplies the fourth moment by 1 + 5/n.")
+
+
+def check_paths_through_weight(paths_through: Callable) -> None:
+    """paths_through(widths, k) must count the paths through one weight of layer k.
+
+    widths = (n_0, n_1, ..., n_L, n_out); a path picks one unit in every layer, input and
+    output included; layer k (1 <= k <= L + 1) holds the weights from layer k - 1 to
+    layer k.
+
+    Args:
+        paths_through: your function (widths, k) -> an integer.
+
+    Example:
+        >>> exercises.ch09.check_paths_through_weight(
+        ...     lambda widths, k: int(np.prod(widths)) // widths[-2])
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: paths through a weight of layer 1 ...
+    """
+    require_callable(paths_through, what="paths_through")
+    for widths in ((2, 3, 1), (3, 2, 4, 1), (2, 3, 2, 3, 2)):
+        paths = np.array(list(itertools.product(*(range(w) for w in widths))))
+        for k in range(1, len(widths)):
+            want = int(np.sum((paths[:, k - 1] == 0) & (paths[:, k] == 0)))
+            got = as_scalar(call(paths_through, tuple(widths), k, what="paths_through(widths, k)"),
+                            what="paths_through(widths, k)")
+            if got != want:
+                raise ExerciseCheckError(
+                    f"paths through a weight of layer {k} for widths {widths}: got {got:g}, counted "
+                    f"{want}. A weight of layer k fixes the units of layers k - 1 and k; every other "
+                    "layer is free.")
+    return passed("a weight of layer k lies on n_0 ... n_{L+1} / (n_{k-1} n_k) paths.")
+
+
+def check_one_layer_ratio(one_layer_ratio: Callable) -> None:
+    """one_layer_ratio(n) must be E[Theta^2] / E[Theta]^2 for one hidden layer of width n.
+
+    The network of Chapter 9 (bias-free ReLU, every layer scaled sqrt(2 / fan-in),
+    Gaussian weights, both layers trained), at one input.
+
+    Args:
+        one_layer_ratio: your function of a sympy symbol n returning the expression.
+
+    Example:
+        >>> exercises.ch09.check_one_layer_ratio(lambda n: sp.exp(5 / n))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: one_layer_ratio(n) at n=1: got ...
+    """
+    require_callable(one_layer_ratio, what="one_layer_ratio")
+    n = sp.Symbol("n", positive=True, integer=True)
+    expr = _symbolic(one_layer_ratio, n, what="one_layer_ratio(n)")
+    # Theta is proportional to chi^2 with 2K degrees of freedom: E[(chi^2_{2K})^2 | K] = 4K^2 + 4K
+    truth = lambda m: (_binomial_mean(m, lambda k: Fraction(4 * k * k + 4 * k))  # noqa: E731
+                       / _binomial_mean(m, lambda k: Fraction(2 * k)) ** 2)
+    _compare_symbolic(expr, n, truth, what="one_layer_ratio(n)",
+                      hint="Write both layers' parts unit by unit: each active unit contributes the "
+                           "square of one Gaussian from each layer.")
+    return passed("for one hidden layer E[Theta^2]/E[Theta]^2 = 1 + 3/n, below e^{5/n}.")
+
+
+def check_active_probability(active_probability: Callable) -> None:
+    """active_probability(x) must be P(sum_p s_p x_p > 0) for independent random signs s_p.
+
+    The probability that a first-layer unit with Rademacher (+-1) weights is active
+    (strictly positive pre-activation) at the input x.
+
+    Args:
+        active_probability: your function of a 1-D NumPy array x returning a number.
+
+    Example:
+        >>> exercises.ch09.check_active_probability(lambda x: 0.5)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: active_probability(x) at x = [ 3. -4.  ...
+    """
+    require_callable(active_probability, what="active_probability")
+    for x in ([3.0, -4.0, 5.0, -6.0], [1.0, 2.0, 4.0, 8.0], [1.0, 1.0], [1.0, 1.0, 1.0, 1.0],
+              [2.0, -1.0, -1.0], [0.3, -1.7, 2.2]):
+        x = np.array(x)
+        signs = np.array(list(itertools.product((-1.0, 1.0), repeat=len(x))))
+        want = float(np.mean(signs @ x > 0))
+        got = as_scalar(call(active_probability, x.copy(), what="active_probability(x)"),
+                        what="active_probability(x)")
+        compare(got, want, what=f"active_probability(x) at x = {x}", rtol=1e-12, atol=1e-12,
+                hint="Enumerate the 2^d sign vectors; a pre-activation exactly 0 is inactive.")
+    return passed("ties (pre-activation exactly 0) make a Rademacher unit active with probability < 1/2.")
