@@ -39,7 +39,9 @@ from jax.typing import ArrayLike
 
 from . import nets as _nets
 from . import training as _training
-from ._validation import as_float_array, check_choice, check_key, check_positive_int, check_real
+from ._validation import (
+    as_float_array, check_choice, check_key, check_params_pytree, check_positive_int, check_real,
+)
 
 __all__ = ["relu_network", "beta", "derivative_moments", "ntk_diagonal_mean", "enumerate_paths",
            "path_expansion", "input_gradients", "transform_weights", "ntk_layer_terms",
@@ -50,8 +52,36 @@ LAWS = ("gaussian", "uniform", "rademacher")
 MAX_PATHS = 1_000_000
 
 
+def _check_scalar_net(net: Any) -> None:
+    if not isinstance(net, _nets.MLP):
+        raise TypeError(f"net must be a nets.mlp network, got {type(net).__name__}")
+    if net.output_dim != 1:
+        raise ValueError(f"net must have a scalar output, got {net.output_dim} outputs")
+
+
+def _check_layers(params: Any, net: _nets.MLP | None = None, *, batched: bool = False) -> None:
+    """A list of {"W", "b"} dicts with floating, finite leaves (shapes of ``net`` if given)."""
+    if not isinstance(params, (list, tuple)) or not params:
+        raise ValueError("params must be a non-empty list of {'W', 'b'} layer dicts")
+    for i, layer in enumerate(params):
+        if not isinstance(layer, dict) or set(layer) != {"W", "b"}:
+            raise ValueError(f"params[{i}] must be a dict with keys 'W' and 'b'")
+    check_params_pytree(list(params))
+    if net is None:
+        return
+    if len(params) != net.depth + 1:
+        raise ValueError(f"params must have {net.depth + 1} layers for this network, got {len(params)}")
+    lead = np.shape(params[0]["W"])[:1] if batched else ()
+    if batched and (len(lead) != 1 or lead[0] < 1):
+        raise ValueError("params must carry one leading network axis (from net.init_many)")
+    for i, (layer, n_in, n_out) in enumerate(zip(params, net.widths[:-1], net.widths[1:])):
+        if np.shape(layer["W"]) != lead + (n_in, n_out) or np.shape(layer["b"]) != lead + (n_out,):
+            raise ValueError(f"params[{i}] must have W of shape {lead + (n_in, n_out)} and b of shape "
+                             f"{lead + (n_out,)}, got {np.shape(layer['W'])} and {np.shape(layer['b'])}")
+
+
 def _check_hidden(hidden: Any) -> tuple[int, ...]:
-    if isinstance(hidden, (str, bytes)) or not hasattr(hidden, "__len__"):
+    if isinstance(hidden, (str, bytes, dict)) or not hasattr(hidden, "__len__"):
         raise TypeError(f"hidden must be a sequence of positive integers (n_1, ..., n_L), got {hidden!r}")
     if len(hidden) < 1:
         raise ValueError("hidden must list at least one hidden width")
@@ -197,7 +227,9 @@ def enumerate_paths(widths: Sequence[int]) -> np.ndarray:
         >>> paths.shape, paths[:2].tolist()
         ((6, 3), [[0, 0, 0], [0, 1, 0]])
     """
-    if isinstance(widths, (str, bytes)) or not hasattr(widths, "__len__") or len(widths) < 3:
+    if isinstance(widths, (str, bytes, dict)) or not hasattr(widths, "__len__"):
+        raise TypeError(f"widths must be a sequence of positive integers, got {widths!r}")
+    if len(widths) < 3:
         raise ValueError(f"widths must list the input, >= 1 hidden and the output width, got {widths!r}")
     widths = tuple(check_positive_int(w, name=f"widths[{i}]") for i, w in enumerate(widths))
     if math.prod(widths) > MAX_PATHS:
@@ -268,8 +300,7 @@ def input_gradients(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
         >>> bool(jnp.allclose(g, auto))
         True
     """
-    if not isinstance(net, _nets.MLP) or net.output_dim != 1:
-        raise ValueError("net must be a scalar-output nets.mlp network")
+    _check_scalar_net(net)
     bw = net.backward(params, x)
     return net.multipliers()[0][0] * bw.deltas[0][:, 0, :] @ params[0]["W"].T
 
@@ -295,6 +326,7 @@ def transform_weights(params: Any, law: str) -> Any:
         [[-1.0, 1.0]]
     """
     check_choice(law, LAWS, name="law")
+    _check_layers(params)
     if law == "gaussian":
         return params
     if law == "rademacher":
@@ -327,8 +359,7 @@ def ntk_layer_terms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
         >>> terms.shape, bool(jnp.allclose(terms.sum(1), jnp.diag(full)))
         ((2, 3), True)
     """
-    if not isinstance(net, _nets.MLP) or net.output_dim != 1:
-        raise ValueError("net must be a scalar-output nets.mlp network")
+    _check_scalar_net(net)
     bw = net.backward(params, x)
     cols = [(mw**2 * jnp.sum(h**2, axis=1) + mb**2) * jnp.sum(d[:, 0, :] ** 2, axis=1)
             for (mw, mb), h, d in zip(net.multipliers(), bw.inputs, bw.deltas)]
@@ -343,8 +374,7 @@ def _chunk_of(net, what, key, chunk, law, x, dtype):
 
 
 def _ensemble(net, what, key, count, x, law, chunk, dtype):
-    if not isinstance(net, _nets.MLP) or net.output_dim != 1:
-        raise ValueError("net must be a scalar-output nets.mlp network")
+    _check_scalar_net(net)
     check_key(key)
     count = check_positive_int(count, name="count")
     chunk = check_positive_int(chunk, name="chunk")
@@ -352,7 +382,12 @@ def _ensemble(net, what, key, count, x, law, chunk, dtype):
     x = as_float_array(x, name="x", ndim=2)
     if x.shape[1] != net.input_dim:
         raise ValueError(f"x must have shape (n, {net.input_dim}), got {tuple(x.shape)}")
-    dtype = jnp.dtype(jnp.float64 if dtype is None else dtype)
+    try:
+        dtype = jnp.dtype(jnp.float64 if dtype is None else dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a floating dtype such as jnp.float32, got {dtype!r}") from None
+    if not jnp.issubdtype(dtype, jnp.floating):
+        raise TypeError(f"dtype must be a floating dtype such as jnp.float32, got {dtype}")
     x = x.astype(dtype)
     parts = [np.asarray(_chunk_of(net, what, jax.random.fold_in(key, c), chunk, law, x, dtype))
              for c in range(-(-count // chunk))]
@@ -454,6 +489,12 @@ class TrainedChange(NamedTuple):
         kernel_change: ||Theta_T - Theta_0||_F / ||Theta_0||_F on the training inputs.
         final_loss: the square loss (1/2n) sum (f - y)^2 after training.
         initial_loss: the loss at initialization.
+
+    Example:
+        >>> from lecturekit import path_counting
+        >>> out = path_counting.TrainedChange(np.zeros(2), np.ones(2), np.ones(2))
+        >>> out.kernel_change.shape
+        (2,)
     """
 
     kernel_change: np.ndarray
@@ -505,8 +546,8 @@ def trained_kernel_change(net: _nets.MLP, params: Any, x: ArrayLike, y: ArrayLik
         >>> out.kernel_change.shape, bool(np.all(out.final_loss < out.initial_loss))
         ((3,), True)
     """
-    if not isinstance(net, _nets.MLP) or net.output_dim != 1:
-        raise ValueError("net must be a scalar-output nets.mlp network")
+    _check_scalar_net(net)
+    _check_layers(params, net, batched=True)
     x = as_float_array(x, name="x", ndim=2)
     y = as_float_array(y, name="y", ndim=1)
     if x.shape[1] != net.input_dim or y.shape[0] != x.shape[0]:

@@ -15,4 +15,7 @@ CASES = [
          samples=Arr(ndim=2, fixed=(0,), lo=0.0, lo_open=True, extra=((np.ones((3, 1)), VALUE_ERR),))),
     case("stats.mean_and_stderr", stats.mean_and_stderr, lambda: dict(samples=x53(), axis=0),
          samples=Arr(extra=((np.ones((1, 3)), VALUE_ERR),)), axis=Int(-2, extra=((2, VALUE_ERR),))),
+    case("stats.bootstrap", stats.bootstrap,
+         lambda: dict(key=KEY, samples=np.array([1.0, 2.0, 4.0, 3.0]), statistic=np.mean, resamples=5),
+         key=Key(), samples=Arr(min_ndim=1, extra=((np.ones(1), VALUE_ERR),)), statistic=Fn(), resamples=Int(2)),
 ]
