@@ -366,9 +366,9 @@ def ntk_layer_terms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
     return jnp.stack(cols, axis=1)
 
 
-@partial(jax.jit, static_argnums=(0, 1, 3, 4, 6))
-def _chunk_of(net, what, key, chunk, law, x, dtype):
-    params = transform_weights(net.init_many(key, chunk, dtype=dtype), law)
+@partial(jax.jit, static_argnums=(0, 1, 3))
+def _chunk_of(net, what, params, law, x):
+    params = transform_weights(params, law)
     fn = input_gradients if what == "gradients" else ntk_layer_terms
     return jax.vmap(lambda p: fn(net, p, x))(params)
 
@@ -389,7 +389,10 @@ def _ensemble(net, what, key, count, x, law, chunk, dtype):
     if not jnp.issubdtype(dtype, jnp.floating):
         raise TypeError(f"dtype must be a floating dtype such as jnp.float32, got {dtype}")
     x = x.astype(dtype)
-    parts = [np.asarray(_chunk_of(net, what, jax.random.fold_in(key, c), chunk, law, x, dtype))
+    # the draws come from the sampler's precompiled host path (a concrete key): only the
+    # vmapped forward/backward pass is compiled per architecture
+    parts = [np.asarray(_chunk_of(net, what, net.init_many(jax.random.fold_in(key, c), chunk, dtype=dtype),
+                                  law, x))
              for c in range(-(-count // chunk))]
     return np.concatenate(parts)[:count].astype(float)
 
