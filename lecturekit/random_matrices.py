@@ -1,0 +1,207 @@
+"""Spectra of sample covariances and norms of products of Gaussian matrices (Chapter 10).
+
+Two limits that do not commute. For a ``P x n0`` matrix ``X`` of i.i.d. N(0, 1) entries
+with ``P / n0 -> alpha in (0, 1)``, the eigenvalues of ``X X^T / n0`` follow the
+Marchenko-Pastur law with density ``sqrt((lam_+ - x)(x - lam_-)) / (2 pi alpha x)`` on
+``[lam_-, lam_+]``, ``lam_pm = (1 +- sqrt(alpha))^2`` (:func:`marchenko_pastur_density`).
+
+A deep linear network with widths ``(n0, n1, ..., nL, 1)`` and weights
+``W^(l) in R^{n_l x n_{l-1}}`` of i.i.d. ``N(0, 1/n_{l-1})`` entries computes
+``x -> theta . x`` with ``theta = W^(L+1) ... W^(1)``. Its squared norm equals in law
+``prod_{k=0}^{L} chi2_{n_k} / n_k`` (independent factors; the input dimension ``n0``
+enters), so ``E ||theta||^2 = 1`` while ``log ||theta||`` is approximately
+``N(-beta/2, beta/2)`` with ``beta = sum_k 1/n_k`` (:func:`log_norm_moments`).
+All draws come from :func:`lecturekit.sampling.standard_normal`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.special
+from jax.typing import ArrayLike
+
+from . import sampling as _sampling
+from ._validation import as_host_float_array, check_key, check_positive_int, check_real
+
+__all__ = ["marchenko_pastur_edges", "marchenko_pastur_density", "covariance_spectrum",
+           "product_vectors", "chi2_product", "log_norm_moments"]
+
+
+def _alpha(alpha: Any) -> float:
+    value = check_real(alpha, name="alpha", positive=True)
+    if value >= 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {value}")
+    return value
+
+
+def _widths(widths: Any, *, name: str = "widths") -> tuple[int, ...]:
+    """Return ``widths`` as a tuple of positive ints; TypeError/ValueError naming ``name``."""
+    if isinstance(widths, (str, bytes)) or not isinstance(widths, (Sequence, np.ndarray)):
+        raise TypeError(f"{name} must be a sequence of positive integers, got {widths!r}")
+    out = tuple(check_positive_int(n, name=f"{name}[{i}]") for i, n in enumerate(widths))
+    if not out:
+        raise ValueError(f"{name} must contain at least one width")
+    return out
+
+
+def marchenko_pastur_edges(alpha: float) -> tuple[float, float]:
+    """The edges ``lam_pm = (1 +- sqrt(alpha))^2`` of the Marchenko-Pastur support.
+
+    Args:
+        alpha: the aspect ratio ``P / n0``, in (0, 1).
+
+    Returns:
+        ``(lam_minus, lam_plus)`` as Python floats.
+
+    Example:
+        >>> random_matrices.marchenko_pastur_edges(0.25)
+        (0.25, 2.25)
+    """
+    a = _alpha(alpha)
+    return (1.0 - a**0.5) ** 2, (1.0 + a**0.5) ** 2
+
+
+def marchenko_pastur_density(x: ArrayLike, alpha: float) -> np.ndarray:
+    """The Marchenko-Pastur density ``sqrt((lam_+ - x)(x - lam_-)) / (2 pi alpha x)``.
+
+    It is the limiting eigenvalue density of ``X X^T / n0`` for ``X`` of shape ``P x n0``
+    with i.i.d. N(0, 1) entries and ``P / n0 -> alpha``; it has mass 1, mean 1 and second
+    moment ``1 + alpha``, and vanishes outside ``[lam_-, lam_+]``.
+
+    Args:
+        x: points (any shape).
+        alpha: the aspect ratio ``P / n0``, in (0, 1).
+
+    Returns:
+        A float64 NumPy array shaped like ``x``.
+
+    Example:
+        >>> xs = np.linspace(0.0, 3.0, 300_001)
+        >>> mass = np.trapezoid(random_matrices.marchenko_pastur_density(xs, 0.5), xs)
+        >>> round(float(mass), 4)
+        1.0
+    """
+    a = _alpha(alpha)
+    xs = as_host_float_array(x, name="x")
+    lo, hi = marchenko_pastur_edges(a)
+    inside = (xs > lo) & (xs < hi)
+    safe = np.where(inside, xs, 1.0)
+    return np.where(inside, np.sqrt(np.clip((hi - safe) * (safe - lo), 0.0, None))
+                    / (2.0 * np.pi * a * safe), 0.0)
+
+
+def covariance_spectrum(key: jax.Array, P: int, n0: int) -> np.ndarray:
+    """Eigenvalues of ``X X^T / n0`` for one ``P x n0`` matrix of i.i.d. N(0, 1) entries.
+
+    Args:
+        key: a JAX PRNG key (the entries are ``sampling.standard_normal(key, (P, n0))``).
+        P: number of rows (data points).
+        n0: number of columns (input dimension).
+
+    Returns:
+        The ``P`` eigenvalues in increasing order, a float64 NumPy array.
+
+    Example:
+        >>> ev = random_matrices.covariance_spectrum(jax.random.key(0), 200, 400)
+        >>> ev.shape, bool(abs(ev.mean() - 1.0) < 0.02)
+        ((200,), True)
+    """
+    check_key(key)
+    P = check_positive_int(P, name="P")
+    n0 = check_positive_int(n0, name="n0")
+    x = np.asarray(_sampling.standard_normal(key, (P, n0), jnp.float64))
+    return np.linalg.eigvalsh(x @ x.T / n0)
+
+
+def product_vectors(key: jax.Array, widths: Sequence[int], count: int) -> np.ndarray:
+    """Draws of ``theta = W^(L+1) ... W^(1)`` for a deep linear network.
+
+    ``widths = (n0, n1, ..., nL)`` (the output width is 1); ``W^(l)`` has shape
+    ``n_l x n_{l-1}`` and i.i.d. ``N(0, 1/n_{l-1})`` entries, drawn independently for each
+    of the ``count`` networks. ``widths = (n0,)`` is a single layer (``L = 0``).
+
+    Args:
+        key: a JAX PRNG key.
+        widths: the input and hidden widths, positive integers.
+        count: number of networks.
+
+    Returns:
+        A float64 NumPy array of shape ``(count, n0)``, row ``i`` the vector of network i.
+
+    Example:
+        >>> th = random_matrices.product_vectors(jax.random.key(0), (5, 8, 8), 20_000)
+        >>> th.shape, bool(abs((th**2).sum(1).mean() - 1.0) < 0.05)
+        ((20000, 5), True)
+    """
+    check_key(key)
+    ws = _widths(widths)
+    count = check_positive_int(count, name="count")
+    dims = ws + (1,)
+    keys = jax.random.split(key, len(ws))
+    # start from the readout W^(L+1) (count, 1, n_L) and multiply by W^(L), ..., W^(1)
+    v = None
+    for layer in range(len(ws), 0, -1):          # layer l maps n_{l-1} -> n_l
+        n_in, n_out = dims[layer - 1], dims[layer]
+        w = np.asarray(_sampling.standard_normal(keys[layer - 1], (count, n_out, n_in),
+                                                 jnp.float64)) / np.sqrt(n_in)
+        v = w[:, 0, :] if v is None else np.einsum("ci,cij->cj", v, w)
+    return v
+
+
+def chi2_product(key: jax.Array, widths: Sequence[int], count: int) -> np.ndarray:
+    """Draws of ``prod_k chi2_{n_k} / n_k`` with independent factors, one per width.
+
+    Each ``chi2_n`` is a sum of ``n`` squared standard normals. With
+    ``widths = (n0, n1, ..., nL)`` this is the law of ``||theta||^2`` of
+    :func:`product_vectors`.
+
+    Args:
+        key: a JAX PRNG key.
+        widths: the degrees of freedom ``n_k``, positive integers.
+        count: number of draws.
+
+    Returns:
+        A float64 NumPy array of shape ``(count,)``.
+
+    Example:
+        >>> s = random_matrices.chi2_product(jax.random.key(1), (5, 8, 8), 50_000)
+        >>> bool(abs(s.mean() - 1.0) < 0.03)
+        True
+    """
+    check_key(key)
+    ws = _widths(widths)
+    count = check_positive_int(count, name="count")
+    out = np.ones(count)
+    for k, n in zip(jax.random.split(key, len(ws)), ws):
+        g = np.asarray(_sampling.standard_normal(k, (count, n), jnp.float64))
+        out *= (g**2).sum(axis=1) / n
+    return out
+
+
+def log_norm_moments(widths: Sequence[int]) -> tuple[float, float]:
+    """Exact mean and variance of ``log ||theta||`` (half of ``log prod chi2_{n_k}/n_k``).
+
+    Uses ``E log(chi2_n / n) = psi(n/2) + log(2/n)`` and ``Var log chi2_n = psi'(n/2)``,
+    so the mean is ``(1/2) sum_k [psi(n_k/2) + log(2/n_k)]`` (about ``-beta/2`` with
+    ``beta = sum_k 1/n_k``) and the variance ``(1/4) sum_k psi'(n_k/2)`` (about
+    ``beta/2``).
+
+    Args:
+        widths: the ``n_k``, positive integers.
+
+    Returns:
+        ``(mean, variance)`` as Python floats.
+
+    Example:
+        >>> m, v = random_matrices.log_norm_moments([100] * 60)
+        >>> round(m, 3), round(v, 3)
+        (-0.301, 0.303)
+    """
+    ws = np.asarray(_widths(widths), dtype=float)
+    mean = 0.5 * np.sum(scipy.special.digamma(ws / 2) + np.log(2 / ws))
+    var = 0.25 * np.sum(scipy.special.polygamma(1, ws / 2))
+    return float(mean), float(var)
