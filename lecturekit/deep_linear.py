@@ -44,7 +44,8 @@ from jax.typing import ArrayLike
 
 from . import random_matrices as _rm
 from . import sampling as _sampling
-from ._validation import as_host_float_array, check_key, check_positive_int, check_real
+from ._validation import (as_host_float_array, check_choice, check_key, check_positive_int,
+                          check_real)
 
 __all__ = ["LogDensity", "log_norm_density", "Interpolation", "interpolation",
            "NormPosterior", "norm_posterior", "predictive", "effective_depth",
@@ -173,21 +174,69 @@ class NormPosterior(NamedTuple):
     geometry: Interpolation
 
 
+def _radial(logs: LogDensity, a: float, n0: int, k: int, s2: float) -> tuple[np.ndarray, np.ndarray]:
+    # p(ell) for ell = log r^2 from p(r) ∝ p_S(a + r^2) (a + r^2)^{(2 - n0)/2} r^{k - 1}
+    step = min(logs.grid[1] - logs.grid[0], 0.05 * np.sqrt(2.0 / k))
+    centre = np.log(k * s2 / n0)
+    ell = np.arange(centre + logs.grid[0] - 10.0, centre + logs.grid[-1] + 5.0, step)
+    s = a + np.exp(ell)
+    t = np.log(s / s2)
+    inside = (t >= logs.grid[0]) & (t <= logs.grid[-1])
+    ps = np.where(inside, scipy.interpolate.CubicSpline(logs.grid, logs.density)(t), 0.0)
+    with np.errstate(divide="ignore"):
+        log_p = np.log(np.clip(ps, 0.0, None)) - 0.5 * n0 * np.log(s) + 0.5 * k * ell
+    return ell, np.exp(log_p - log_p.max())
+
+
+def _mixture(hidden: tuple[int, ...], a: float, P: int, n0: int, k: int,
+             s2: float) -> tuple[np.ndarray, np.ndarray]:
+    # p(ell) = int p(t | data) p(ell | t) dt, t = log H, ell - t - log(s2/n0) = log chi2_k
+    h_chi = 0.05 * np.sqrt(2.0 / k)
+    if hidden:
+        d = log_norm_density(hidden)
+        with np.errstate(divide="ignore"):
+            log_w = np.log(d.density) + _log_weight(np.exp(d.grid), a, P, n0, s2)
+        keep = log_w > log_w.max() - 40.0
+        lo, hi = d.grid[keep][0], d.grid[keep][-1]
+        step = min(d.grid[1] - d.grid[0], h_chi)
+        t = np.arange(lo, hi + step, step)
+        w = np.exp(np.interp(t, d.grid, log_w - log_w.max()))
+    else:
+        step, t, w = h_chi, np.zeros(1), np.ones(1)
+    y = step * np.arange(np.floor((np.log(k) - 8.0 * np.sqrt(2.0 / k) - 40.0 / k) / step),
+                         np.ceil((np.log(k) + 10.0 * np.sqrt(2.0 / k) + 10.0 / k) / step) + 1)
+    log_chi = 0.5 * k * y - 0.5 * np.exp(y) - 0.5 * k * np.log(2.0) - scipy.special.gammaln(0.5 * k)
+    p_ell = scipy.signal.fftconvolve(w, np.exp(log_chi))
+    ell = t[0] + y[0] + np.log(s2 / n0) + step * np.arange(p_ell.size)
+    return ell, np.clip(p_ell, 0.0, None)
+
+
 def norm_posterior(x_data: ArrayLike, y: ArrayLike, widths: Sequence[int], *,
-                   sigma2: float = 1.0) -> NormPosterior:
+                   sigma2: float = 1.0, method: str = "mixture") -> NormPosterior:
     """Posterior of ``r = ||theta_perp||`` given ``X theta = Y`` under the deep linear prior.
 
-    Evaluates ``p(r | data) ∝ p_S(a + r^2) (a + r^2)^{(2 - n0)/2} r^{k - 1}`` (see the module
-    docstring; ``a = ||theta_par||^2``, ``k = n0 - P``, ``p_S`` the density of
-    ``||theta||^2 = sigma2 * prod_{k=0}^{L} chi2_{n_k}/n_k`` from
-    :func:`log_norm_density`) on a log-spaced grid of r (cubic-spline interpolation of the tabulated density), normalizes it by the trapezoid
-    rule and integrates ``r^2`` against it.
+    Two equivalent one-dimensional computations (``a = ||theta_par||^2``, ``k = n0 - P``):
+
+    * ``method="radial"``: ``p(r | data) ∝ p_S(a + r^2) (a + r^2)^{(2 - n0)/2} r^{k - 1}``
+      (module docstring), ``p_S`` the density of
+      ``||theta||^2 = sigma2 * prod_{k=0}^{L} chi2_{n_k}/n_k`` from :func:`log_norm_density`,
+      cubic-spline interpolated. The factor ``(a + r^2)^{(2 - n0)/2}`` amplifies the tails of
+      ``p_S``, which the table cuts at ``1e-15`` of its peak: accurate when the posterior
+      stays in the bulk of the prior (small examples), truncated otherwise.
+    * ``method="mixture"`` (default): given ``H = prod_{k=1}^{L} chi2_{n_k}/n_k`` the
+      posterior of ``r^2`` is ``(sigma2 H / n0) chi2_k``, and the posterior of ``H`` is its
+      prior times ``H^{-P/2} exp(-n0 a / (2 sigma2 H))``; the two are convolved on the
+      log scale. Only the tails of the posterior itself are cut.
+
+    The density of ``log r^2`` is normalized by the trapezoid rule; ``r^2`` is integrated
+    against it.
 
     Args:
         x_data: the data matrix X, shape ``(P, n0)``, ``P < n0``.
         y: the targets, shape ``(P,)``.
         widths: ``(n0, n1, ..., nL)``; ``widths[0]`` must equal ``n0``.
         sigma2: the prior scale ``sigma^2 > 0``.
+        method: ``"mixture"`` or ``"radial"``.
 
     Returns:
         A :class:`NormPosterior`.
@@ -204,20 +253,13 @@ def norm_posterior(x_data: ArrayLike, y: ArrayLike, widths: Sequence[int], *,
     if ws[0] != n0:
         raise ValueError(f"widths[0] must equal n0 = {n0} (the columns of x_data), got {ws[0]}")
     s2 = check_real(sigma2, name="sigma2", positive=True)
-    logs = log_norm_density(ws)
+    method = check_choice(method, ("mixture", "radial"), name="method")
     a = float(geo.theta_par @ geo.theta_par)
-    step = min(logs.grid[1] - logs.grid[0], 0.05 * np.sqrt(2.0 / k))
-    centre = np.log(k * s2 / n0)
-    ell = np.arange(centre + logs.grid[0] - 10.0, centre + logs.grid[-1] + 5.0, step)
-    s = a + np.exp(ell)
-    t = np.log(s / s2)
-    inside = (t >= logs.grid[0]) & (t <= logs.grid[-1])
-    ps = np.where(inside, scipy.interpolate.CubicSpline(logs.grid, logs.density)(t), 0.0)
-    with np.errstate(divide="ignore"):
-        log_ps = np.log(np.clip(ps, 0.0, None))
-    log_p = log_ps - 0.5 * n0 * np.log(s) + 0.5 * k * ell        # density of ell = log r^2
-    p_ell = np.exp(log_p - log_p.max())
-    p_ell /= np.trapezoid(p_ell, ell)
+    if method == "radial":
+        ell, p_ell = _radial(log_norm_density(ws), a, n0, k, s2)
+    else:
+        ell, p_ell = _mixture(ws[1:], a, n0 - k, n0, k, s2)
+    p_ell = p_ell / np.trapezoid(p_ell, ell)
     r = np.exp(0.5 * ell)
     return NormPosterior(r, 2.0 * p_ell / r, float(np.trapezoid(np.exp(ell) * p_ell, ell)), geo)
 
@@ -263,7 +305,8 @@ def effective_depth(P: int, hidden: Sequence[int]) -> float:
         4.5
     """
     P = check_positive_int(P, name="P")
-    hs = _rm._widths(hidden, name="hidden") if len(hidden) else ()
+    empty = isinstance(hidden, (tuple, list)) and len(hidden) == 0
+    hs = () if empty else _rm._widths(hidden, name="hidden")
     return float(P * sum(1.0 / n for n in hs))
 
 
