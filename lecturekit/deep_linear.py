@@ -58,6 +58,11 @@ class LogDensity(NamedTuple):
     Attributes:
         grid: increasing, equally spaced points ``t``.
         density: the density of ``t`` there (integrates to 1 with the trapezoid rule).
+
+    Example:
+        >>> d = deep_linear.log_norm_density((4,))
+        >>> round(float(np.trapezoid(d.density, d.grid)), 6)
+        1.0
     """
 
     grid: np.ndarray
@@ -122,6 +127,11 @@ class Interpolation(NamedTuple):
         theta_par: the minimum-norm solution ``X^T (X X^T)^{-1} Y``, shape ``(n0,)``.
         row_basis: orthonormal basis of the row space of X, shape ``(n0, P)``.
         null_dim: ``k = n0 - P``, the dimension of the null space.
+
+    Example:
+        >>> geo = deep_linear.interpolation(np.eye(1, 3), np.array([2.0]))
+        >>> geo.theta_par.tolist(), geo.row_basis.shape, geo.null_dim
+        ([2.0, 0.0, 0.0], (3, 1), 2)
     """
 
     theta_par: np.ndarray
@@ -166,6 +176,11 @@ class NormPosterior(NamedTuple):
         density: the posterior density of r on the grid (integrates to 1).
         mean_r2: the posterior mean ``E[r^2 | data]``.
         geometry: the :class:`Interpolation` of the data.
+
+    Example:
+        >>> post = deep_linear.norm_posterior(np.eye(1, 3), np.ones(1), (3, 5))
+        >>> bool(abs(np.trapezoid(post.density, post.r) - 1) < 1e-3), post.geometry.null_dim
+        (True, 2)
     """
 
     r: np.ndarray
@@ -317,6 +332,12 @@ class PosteriorSample(NamedTuple):
         theta: accepted draws of theta, shape ``(m, n0)``; they solve ``X theta = Y``.
         hidden: the matching ``H = ||W^(L+1) ... W^(2)||^2``, shape ``(m,)``.
         proposals: number of prior networks proposed.
+
+    Example:
+        >>> out = deep_linear.sample_posterior(jax.random.key(0), np.eye(1, 3),
+        ...                                    np.ones(1), (3, 4), 100)
+        >>> out.proposals, out.theta.shape[0] == out.hidden.shape[0] <= 100
+        (100, True)
     """
 
     theta: np.ndarray
