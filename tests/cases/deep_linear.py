@@ -22,7 +22,9 @@ CASES = [
     case("deep_linear.log_norm_density", deep_linear.log_norm_density,
          lambda: dict(widths=(3, 2), points_per_sd=8), widths=Custom(WIDTHS.bad[:-1]),
          points_per_sd=Int(4)),
-    case("deep_linear.interpolation", deep_linear.interpolation, data, x_data=X_DATA, y=Y_DATA),
+    # more columns is still a valid X for interpolation alone (no widths to match)
+    case("deep_linear.interpolation", deep_linear.interpolation, data,
+         x_data=Arr(ndim=2, fixed=(0,), nonempty=True, extra=X_DATA.extra), y=Y_DATA),
     case("deep_linear.norm_posterior", deep_linear.norm_posterior,
          lambda: dict(**data(), widths=(4, 3), sigma2=1.0, method="mixture"),
          x_data=X_DATA, y=Y_DATA, widths=WIDTHS, sigma2=Real(lo=0.0, lo_open=True), method=METHOD),
