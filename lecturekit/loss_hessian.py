@@ -1,0 +1,435 @@
+"""The Hessian of a training loss: Gauss-Newton part, residual part, Fisher, class structure.
+
+Convention: a model ``apply(params, x)`` maps inputs x of shape (n, d) to outputs of shape
+(n, k) (or (n,), read as k = 1); the loss is the mean of a per-example loss,
+
+    L(theta) = (1/n) sum_i l(f_i, y_i),   f_i = apply(theta, x)[i] in R^k,
+
+with ``loss="square"``: l(f, y) = ||f - y||^2 / 2 (so L is ``training.square_loss``), or
+``loss="cross_entropy"``: l(f, y) = -sum_a y_a log softmax(f)_a with y one-hot (k >= 2;
+for k = 1 the logit f is the binary logit, l = -y log s(f) - (1 - y) log s(-f) with the
+logistic s, y in {0, 1}). The chain rule splits the Hessian in two,
+
+    nabla^2 L = G + R,   G = (1/n) sum_i J_i^T A_i J_i,
+                         R = (1/n) sum_i sum_a (d l / d f_ia) nabla^2 f_ia,
+
+with J_i = d f_i / d theta (k x P) and A_i = d^2 l / d f_i^2 (k x k): A_i = I for the square
+loss, A_i = diag(p_i) - p_i p_i^T for the cross-entropy (p_i = softmax(f_i)). G is the
+Gauss-Newton matrix; rank G <= n k (for the cross-entropy <= n (k - 1): A_i 1 = 0).
+For the cross-entropy G is also the Fisher information of the model's label distribution,
+G = (1/n) sum_i sum_c p_ic g_ic g_ic^T with the scores g_ic = nabla log p_c(x_i) = J_i^T (e_c - p_i).
+
+Dense matrices (``decompose``, ``fisher_information``, ``class_decomposition``) are for
+tiny models (P <= ``max_params``); ``gauss_newton_product`` and ``residual_product`` give
+G v and R v at the cost of a few forward and backward passes, for any size.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.flatten_util import ravel_pytree
+
+from ._validation import (
+    as_float_array, check_callable, check_choice, check_params_pytree, check_positive_int,
+    check_same_structure,
+)
+
+__all__ = [
+    "loss_value",
+    "Decomposition",
+    "decompose",
+    "gauss_newton_product",
+    "residual_product",
+    "fisher_information",
+    "ClassDecomposition",
+    "class_decomposition",
+    "subspace_overlap",
+]
+
+LOSSES = ("square", "cross_entropy")
+
+
+# --------------------------------------------------------------------------- helpers
+def _outputs(apply, params, x):
+    out = apply(params, x)
+    return out[:, None] if out.ndim == 1 else out
+
+
+def _per_example(loss, f, y):
+    """l(f_i, y_i) for every i: f, y of shape (n, k)."""
+    if loss == "square":
+        return 0.5 * jnp.sum((f - y) ** 2, axis=1)
+    if f.shape[1] == 1:  # binary logit
+        z, t = f[:, 0], y[:, 0]
+        return -t * jax.nn.log_sigmoid(z) - (1 - t) * jax.nn.log_sigmoid(-z)
+    return -jnp.sum(y * jax.nn.log_softmax(f, axis=1), axis=1)
+
+
+def _logits2(f):
+    """Logits over the label values: (n, k) for k >= 2, (n, 2) = [0, z] for a binary logit."""
+    return jnp.concatenate([jnp.zeros_like(f), f], axis=1) if f.shape[1] == 1 else f
+
+
+def _check(apply, params, x, y, loss):
+    check_callable(apply, name="apply", what="a model apply(params, x)")
+    check_params_pytree(params)
+    x = as_float_array(x, name="x", ndim=2, nonempty=True)
+    loss = check_choice(loss, LOSSES, name="loss")
+    try:
+        out = jax.eval_shape(apply, params, x)
+    except Exception as err:
+        raise ValueError(f"apply(params, x) could not be evaluated: {err}") from None
+    shape = (out.shape[0], 1) if len(out.shape) == 1 else tuple(out.shape)
+    if y is not None:
+        y = as_float_array(y, name="y", ndim=(1, 2))
+        y = y[:, None] if y.ndim == 1 else y
+        if tuple(y.shape) != shape:
+            raise ValueError(f"y must have the shape of the outputs {shape}, got {tuple(y.shape)}")
+    return x, y, loss
+
+
+def _check_size(params, max_params):
+    max_params = check_positive_int(max_params, name="max_params")
+    size = sum(int(np.size(leaf)) for leaf in jax.tree_util.tree_leaves(params))
+    if size > max_params:
+        raise ValueError(f"a dense P x P matrix with P = {size} exceeds max_params = {max_params}; "
+                         "use gauss_newton_product / residual_product (matrix-free) instead")
+
+
+def loss_value(apply: Callable, params: Any, x: Any, y: Any, *, loss: str = "square") -> jax.Array:
+    """The training loss L(theta) = (1/n) sum_i l(f_i, y_i) of the module's convention.
+
+    Args:
+        apply: the model, ``apply(params, x) -> (n, k)`` or ``(n,)``.
+        params: its parameters (a pytree).
+        x: inputs, shape (n, d).
+        y: targets, shape (n, k) (or (n,) for k = 1): values for ``"square"``, one-hot
+            labels (or {0, 1} for a binary logit) for ``"cross_entropy"``.
+        loss: ``"square"`` or ``"cross_entropy"``.
+
+    Returns:
+        a scalar JAX array.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import loss_hessian
+        >>> lin = lambda w, x: x @ w
+        >>> float(loss_hessian.loss_value(lin, jnp.ones(2), jnp.eye(2),
+        ...                               jnp.zeros(2)))            # (1 + 1) / (2*2)
+        0.5
+    """
+    x, y, loss = _check(apply, params, x, y, loss)
+    return jnp.mean(_per_example(loss, _outputs(apply, params, x), y))
+
+
+class Decomposition(NamedTuple):
+    """Output of :func:`decompose`: nabla^2 L and its two parts (dense, P x P).
+
+    Attributes:
+        hessian: nabla^2 L by ``jax.hessian`` of L itself.
+        gauss_newton: G = (1/n) sum_i J_i^T A_i J_i, from the Jacobian.
+        residual: R = (1/n) sum_i sum_a (d l/d f_ia) nabla^2 f_ia, from the output Hessians.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import loss_hessian
+        >>> parts = loss_hessian.decompose(lambda w, x: (x @ w) ** 2, jnp.ones(1),
+        ...                                jnp.ones((1, 1)), jnp.zeros(1))
+        >>> [float(m[0, 0]) for m in parts]          # 6 w^2 = 4 w^2 + (w^2 - 0) 2
+        [6.0, 4.0, 2.0]
+    """
+
+    hessian: jax.Array
+    gauss_newton: jax.Array
+    residual: jax.Array
+
+
+def decompose(apply: Callable, params: Any, x: Any, y: Any, *, loss: str = "square",
+              max_params: int = 4096) -> Decomposition:
+    """The Hessian of the loss and its Gauss-Newton and residual parts, each computed on its own.
+
+    The three matrices come from three separate computations (so ``hessian - gauss_newton
+    - residual`` tests the chain rule, it is not zero by construction): ``jax.hessian`` of L;
+    the Jacobian J (n k x P) with A_i; and the Hessian of theta -> (1/n) sum_ia r_ia f_ia(theta)
+    with the output gradients r_ia = d l / d f_ia held fixed at the point.
+
+    Args:
+        apply: the model, ``apply(params, x) -> (n, k)`` or ``(n,)``.
+        params: the point (pytree; matrices in ``ravel_pytree`` order).
+        x: inputs, shape (n, d).
+        y: targets as in :func:`loss_value`.
+        loss: ``"square"`` or ``"cross_entropy"``.
+        max_params: refuse (ValueError) models with more parameters.
+
+    Returns:
+        :class:`Decomposition`.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import loss_hessian
+        >>> f = lambda p, x: jnp.tanh(x @ p["w"]) * p["a"]
+        >>> p = {"w": jnp.array([0.3, -0.2]), "a": jnp.array(1.5)}
+        >>> H, G, R = loss_hessian.decompose(f, p, jnp.eye(2), jnp.ones(2))
+        >>> bool(jnp.allclose(H, G + R, atol=1e-6)), G.shape
+        (True, (3, 3))
+    """
+    x, y, loss = _check(apply, params, x, y, loss)
+    _check_size(params, max_params)
+    flat, unravel = ravel_pytree(params)
+    out = lambda t: _outputs(apply, unravel(t), x)  # noqa: E731
+    n = x.shape[0]
+
+    @jax.jit
+    def run(t):
+        hess = jax.hessian(lambda s: jnp.mean(_per_example(loss, out(s), y)))(t)
+        f = out(t)
+        jac = jax.jacrev(out)(t)                               # (n, k, P)
+        a = jax.vmap(jax.hessian(lambda fi, yi: _per_example(loss, fi[None], yi[None])[0]))(f, y)
+        gn = jnp.einsum("iap,iab,ibq->pq", jac, a, jac) / n
+        r = jax.vmap(jax.grad(lambda fi, yi: _per_example(loss, fi[None], yi[None])[0]))(f, y)
+        res = jax.hessian(lambda s: jnp.sum(r * out(s)) / n)(t)
+        return hess, gn, res
+
+    return Decomposition(*run(flat))
+
+
+def _products(apply, params, x, y, loss, v):
+    x, y, loss = _check(apply, params, x, y, loss)
+    check_params_pytree(v, name="v")
+    check_same_structure(v, params, name="v", reference_name="params")
+    return x, y, loss
+
+
+def gauss_newton_product(apply: Callable, params: Any, x: Any, y: Any, v: Any, *,
+                         loss: str = "square") -> Any:
+    """G v = (1/n) sum_i J_i^T A_i (J_i v), matrix-free: one jvp, the loss Hessian, one vjp.
+
+    Args:
+        apply: the model, ``apply(params, x) -> (n, k)`` or ``(n,)``.
+        params: the point (pytree).
+        x: inputs, shape (n, d).
+        y: targets as in :func:`loss_value`.
+        v: the direction, a pytree shaped like params.
+        loss: ``"square"`` or ``"cross_entropy"``.
+
+    Returns:
+        G v, a pytree shaped like params.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import loss_hessian
+        >>> lin = lambda w, x: x @ w                      # G = X^T X / n
+        >>> x = jnp.array([[1.0, 2.0], [0.0, 1.0]])
+        >>> gv = loss_hessian.gauss_newton_product(lin, jnp.zeros(2), x,
+        ...                                        jnp.zeros(2), jnp.ones(2))
+        >>> [float(t) for t in gv]
+        [1.5, 3.5]
+    """
+    x, y, loss = _products(apply, params, x, y, loss, v)
+    out = lambda p: _outputs(apply, p, x)  # noqa: E731
+    f, jv = jax.jvp(out, (params,), (v,))
+    lf = lambda g: jnp.mean(_per_example(loss, g, y))  # noqa: E731
+    a_jv = jax.jvp(jax.grad(lf), (f,), (jv,))[1]          # (1/n) A_i J_i v, row by row
+    return jax.vjp(out, params)[1](a_jv)[0]
+
+
+def residual_product(apply: Callable, params: Any, x: Any, y: Any, v: Any, *,
+                     loss: str = "square") -> Any:
+    """R v = (1/n) sum_ia r_ia nabla^2 f_ia v with r_ia = d l / d f_ia fixed, matrix-free.
+
+    Args:
+        apply: the model, ``apply(params, x) -> (n, k)`` or ``(n,)``.
+        params: the point (pytree).
+        x: inputs, shape (n, d).
+        y: targets as in :func:`loss_value`.
+        v: the direction, a pytree shaped like params.
+        loss: ``"square"`` or ``"cross_entropy"``.
+
+    Returns:
+        R v, a pytree shaped like params.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import loss_hessian
+        >>> lin = lambda w, x: x @ w                      # linear: R = 0
+        >>> rv = loss_hessian.residual_product(lin, jnp.ones(2), jnp.eye(2),
+        ...                                    jnp.zeros(2), jnp.ones(2))
+        >>> [float(t) for t in rv]
+        [0.0, 0.0]
+    """
+    x, y, loss = _products(apply, params, x, y, loss, v)
+    out = lambda p: _outputs(apply, p, x)  # noqa: E731
+    f = out(params)
+    r = jax.grad(lambda g: jnp.mean(_per_example(loss, g, y)))(f)    # r_ia / n
+    return jax.jvp(jax.grad(lambda p: jnp.sum(jax.lax.stop_gradient(r) * out(p))), (params,), (v,))[1]
+
+
+def fisher_information(apply: Callable, params: Any, x: Any, *, max_params: int = 4096) -> jax.Array:
+    """Fisher information of the model's label distribution, from its scores (dense, P x P).
+
+    F = (1/n) sum_i sum_c p_ic g_ic g_ic^T with p_i = softmax of the logits at x_i (for a
+    binary logit z: p_i = (s(-z), s(z)), labels {0, 1}) and g_ic = nabla_theta log p_ic.
+    Computed from the scores themselves (outer products), not from the Jacobian formula,
+    so that it can be compared with :func:`decompose`.
+
+    Args:
+        apply: the model, logits ``apply(params, x) -> (n, k)`` or ``(n,)`` (binary).
+        params: the point (pytree).
+        x: inputs, shape (n, d).
+        max_params: refuse (ValueError) models with more parameters.
+
+    Returns:
+        F, shape (P, P), in ``ravel_pytree`` order.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import loss_hessian
+        >>> lin = lambda w, x: x @ w              # logistic regression at w = 0
+        >>> F = loss_hessian.fisher_information(lin, jnp.zeros(2), jnp.eye(2))
+        >>> F.tolist()                            # (1/n) sum p (1 - p) x x^T
+        [[0.125, 0.0], [0.0, 0.125]]
+    """
+    x, _, _ = _check(apply, params, x, None, "cross_entropy")
+    _check_size(params, max_params)
+    flat, unravel = ravel_pytree(params)
+
+    @jax.jit
+    def run(t):
+        logp = lambda s: jax.nn.log_softmax(_logits2(_outputs(apply, unravel(s), x)), axis=1)  # noqa: E731
+        scores = jax.jacrev(logp)(t)                          # (n, c, P)
+        p = jnp.exp(logp(t))
+        return jnp.einsum("ic,icp,icq->pq", p, scores, scores) / x.shape[0]
+
+    return run(flat)
+
+
+class ClassDecomposition(NamedTuple):
+    """Output of :func:`class_decomposition` (dense NumPy float64 arrays).
+
+    Attributes:
+        gauss_newton: G (P x P), = class_term + cross_term + within_term.
+        class_term: sum_c W_cc mu_cc mu_cc^T (C terms: example class c, label c).
+        cross_term: sum_{c != c'} W_cc' mu_cc' mu_cc'^T (C (C - 1) terms).
+        within_term: sum_i sum_c' w_ic' (g_ic' - mu_{y_i c'})(...)^T.
+        weights: W, shape (C, C): W_cc' = (1/n) sum_{i in c} p_ic'.
+        means: mu, shape (C, C, P): the W-weighted means of the scores g_ic'.
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import loss_hessian
+        >>> z = np.zeros((2, 2, 1))
+        >>> d = loss_hessian.ClassDecomposition(*(np.zeros((1, 1)),) * 4,
+        ...                                     np.eye(2), z)
+        >>> d.weights.shape, d.means.shape
+        ((2, 2), (2, 2, 1))
+    """
+
+    gauss_newton: np.ndarray
+    class_term: np.ndarray
+    cross_term: np.ndarray
+    within_term: np.ndarray
+    weights: np.ndarray
+    means: np.ndarray
+
+
+def class_decomposition(apply: Callable, params: Any, x: Any, labels: Any, *,
+                        max_params: int = 4096) -> ClassDecomposition:
+    """Papyan's three-level split of the Gauss-Newton matrix of a C-class softmax model.
+
+    G = (1/n) sum_i sum_c' p_ic' g_ic' g_ic'^T (scores g_ic' = J_i^T (e_c' - p_i)) is a
+    weighted sum of outer products over pairs (example i, label c'). Grouping the pairs by
+    (c = class of i, c') with total weights W_cc' and weighted means mu_cc' gives, exactly,
+
+        G = sum_cc' W_cc' mu_cc' mu_cc'^T + sum_i sum_c' w_ic' (g_ic' - mu_cc')(...)^T,
+
+    and the first sum splits into its C diagonal terms (c' = c: class) and C (C - 1)
+    off-diagonal ones (cross-class). Since sum_c' p_ic' g_ic' = 0 for every i, the means
+    of one class obey sum_c' W_cc' mu_cc' = 0: each class term lies in the span of that
+    class's cross terms, and rank(class + cross) <= C (C - 1). Computed in float64 on the
+    host from the Jacobian.
+
+    Args:
+        apply: the model, logits ``apply(params, x) -> (n, C)``, C >= 2.
+        params: the point (pytree).
+        x: inputs, shape (n, d).
+        labels: integer classes 0..C-1, shape (n,); every class present.
+        max_params: refuse (ValueError) models with more parameters.
+
+    Returns:
+        :class:`ClassDecomposition`.
+
+    Example:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> from lecturekit import loss_hessian
+        >>> lin = lambda w, x: x @ w.reshape(2, 2)
+        >>> x = jnp.array([[1.0, 0.2], [0.1, 1.0], [0.9, -0.3]])
+        >>> d = loss_hessian.class_decomposition(lin, jnp.zeros(4), x,
+        ...                                      np.array([0, 1, 0]))
+        >>> parts = d.class_term + d.cross_term + d.within_term
+        >>> bool(np.allclose(parts, d.gauss_newton)), d.weights.round(3).tolist()
+        (True, [[0.333, 0.333], [0.167, 0.167]])
+    """
+    x, _, _ = _check(apply, params, x, None, "cross_entropy")
+    _check_size(params, max_params)
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.shape[0] != x.shape[0] or not np.issubdtype(labels.dtype, np.integer):
+        raise ValueError(f"labels must be integers of shape ({x.shape[0]},), got {labels.dtype} {labels.shape}")
+    flat, unravel = ravel_pytree(params)
+    logits = _outputs(apply, params, x)
+    c = logits.shape[1]
+    if c < 2:
+        raise ValueError(f"class_decomposition needs C >= 2 logits, got {c}")
+    if labels.min() < 0 or labels.max() >= c or np.unique(labels).size != c:
+        raise ValueError(f"labels must take every value 0..{c - 1} (every class present)")
+    logp = lambda s: jax.nn.log_softmax(_outputs(apply, unravel(s), x), axis=1)  # noqa: E731
+    scores = np.asarray(jax.jit(jax.jacrev(logp))(flat), dtype=np.float64)   # (n, C, P)
+    w = np.exp(np.asarray(logp(flat), dtype=np.float64)) / x.shape[0]        # (n, C)
+    onehot = np.eye(c)[labels]                                                # (n, C)
+    weights = onehot.T @ w                                                    # W[c, c']
+    means = np.einsum("ic,id,idp->cdp", onehot, w, scores) / weights[:, :, None]
+    gn = np.einsum("id,idp,idq->pq", w, scores, scores)
+    centred = scores - means[labels]
+    within = np.einsum("id,idp,idq->pq", w, centred, centred)
+    between = np.einsum("cd,cdp,cdq->cdpq", weights, means, means)
+    diag = np.eye(c, dtype=bool)
+    return ClassDecomposition(gn, between[diag].sum(0), between[~diag].sum(0), within, weights, means)
+
+
+def subspace_overlap(vector: Any, basis: Any) -> float:
+    """The fraction ||P_V g||^2 / ||g||^2 of a vector's squared norm inside span(V).
+
+    Args:
+        vector: g, a pytree (e.g. a gradient) or a flat array.
+        basis: orthonormal vectors of V: a list of pytrees shaped like ``vector`` (e.g.
+            ``hessian.top_eigenpairs(...).vectors``) or an array of shape (k, P).
+
+    Returns:
+        a Python float in [0, 1].
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import loss_hessian
+        >>> loss_hessian.subspace_overlap(np.array([3.0, 4.0]), np.eye(2)[:1])
+        0.36
+    """
+    check_params_pytree(vector, name="vector")
+    g = np.asarray(ravel_pytree(vector)[0], dtype=np.float64)
+    if isinstance(basis, (list, tuple)):
+        if not basis:
+            raise ValueError("basis must hold at least one vector")
+        v = np.stack([np.asarray(ravel_pytree(b)[0], dtype=np.float64) for b in basis])
+    else:
+        v = np.atleast_2d(np.asarray(as_float_array(basis, name="basis", ndim=(1, 2), nonempty=True),
+                                     dtype=np.float64))
+    if v.shape[1] != g.size:
+        raise ValueError(f"basis vectors must have {g.size} entries (like vector), got {v.shape[1]}")
+    norm = float(g @ g)
+    if norm == 0.0:
+        raise ValueError("vector must be non-zero")
+    q, _ = np.linalg.qr(v.T)
+    proj = q.T @ g
+    return float(proj @ proj / norm)
