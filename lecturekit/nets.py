@@ -10,10 +10,20 @@ one backward pass and its NNGP/NTK limit (the idea of neural-tangents' ``stax``)
 Parameterizations (a layer with fan-in n maps h to z; W, b have N(0, 1) entries at init):
 
 * ``"ntk"``:      z = (w_std / sqrt(n)) h W + b_std b;
-* ``"standard"``: z = h W + b with W ~ N(0, w_std^2 / n), b ~ N(0, b_std^2) at init.
+* ``"standard"``: z = h W + b with W ~ N(0, w_std^2 / n), b ~ N(0, b_std^2) at init;
+* ``"mean_field"``: hidden layers as in ``"ntk"``; the readout is scaled by 1/n instead of
+  1/sqrt(n): z = (out_w_std / n) h W + out_b_std b. With one hidden layer of width m this
+  is f(x) = (out_w_std / m) sum_i a_i phi(w_i . x w_std / sqrt(d) + b_std b_i) (+ bias),
+  the mean-field (Mei-Montanari-Nguyen, Chizat-Bach) network. Gradient descent on the
+  (1/2n) square loss moves each hidden unit by O(1) only if lr grows like the width m
+  (lr = c m); then the hidden features move by O(1) at every width (feature learning),
+  while in ``"ntk"`` with lr = O(1) they move by O(1/sqrt(m)).
 
-Both give the same function distribution at initialization (hence the same NNGP); they
-differ in their gradients and so in their tangent kernels. Hidden layers use
+``"ntk"`` and ``"standard"`` give the same function distribution at initialization (hence
+the same NNGP); they differ in their gradients and so in their tangent kernels. The
+mean-field output is ``1/sqrt(n_L)`` times the NTK-parameterized one at the same draw, so
+its output variance and its tangent kernel vanish as the width grows: it has no
+width-independent NNGP or NTK (:meth:`MLP.nngp` and :meth:`MLP.kernels` raise). Hidden layers use
 (w_std, b_std) and are followed by ``activation``; the readout uses (out_w_std,
 out_b_std) and is followed by ``output_activation`` if one is given.
 
@@ -42,7 +52,7 @@ from ._validation import (
 __all__ = ["mlp", "MLP", "Backward", "sub_network", "unstack"]
 
 Params = list[dict[str, jax.Array]]
-PARAMETERIZATIONS = ("ntk", "standard")
+PARAMETERIZATIONS = ("ntk", "standard", "mean_field")
 
 
 class Backward(NamedTuple):
@@ -118,7 +128,10 @@ class MLP:
         """Forward multipliers (of W, of b) of each layer: z = mW * h W + mb * b."""
         if self.parameterization == "standard":
             return [(1.0, 1.0)] * (self.depth + 1)
-        return [(w / fan_in**0.5, b) for (w, b), fan_in in zip(self.layer_stds(), self.widths[:-1])]
+        mults = [(w / fan_in**0.5, b) for (w, b), fan_in in zip(self.layer_stds(), self.widths[:-1])]
+        if self.parameterization == "mean_field":
+            mults[-1] = (self.out_w_std / self.widths[-2], self.out_b_std)
+        return mults
 
     def num_params(self) -> int:
         """Number of parameters P: all weights and biases of all dense layers."""
@@ -131,7 +144,7 @@ class MLP:
         All parameters are read, layer by layer (W then b of each dense layer, readout
         last, each in row-major order), off one draw
         ``sampling.standard_normal(key, (num_params,), dtype)``: entries are N(0, 1) in the
-        NTK parameterization; in the standard one W is scaled by w_std/sqrt(fan_in) and b
+        NTK and mean-field parameterizations; in the standard one W is scaled by w_std/sqrt(fan_in) and b
         by b_std. One draw for the whole network: a new architecture compiles nothing
         (:func:`lecturekit.sampling.standard_normal` is compiled once per dtype).
 
@@ -293,8 +306,17 @@ class MLP:
             )
 
     def nngp(self, x1: ArrayLike, x2: ArrayLike | None = None) -> jax.Array:
-        """Infinite-width output covariance E[f(x1) f(x2)] per output (both parameterizations)."""
+        """Infinite-width output covariance E[f(x1) f(x2)] per output ("ntk" and "standard").
+
+        The mean-field parameterization has none (its output variance is O(1/width)):
+        it raises ``ValueError``.
+        """
         self._check_kernel_limit("NNGP")
+        if self.parameterization == "mean_field":
+            raise ValueError(
+                "the mean-field parameterization has no width-independent NNGP: its output "
+                "variance decays like 1/width; use parameterization='ntk' for the limit kernels"
+            )
         return self._recursion(x1, x2).nngp
 
     def kernels(self, x1: ArrayLike, x2: ArrayLike | None = None) -> _kernels.Kernels:
@@ -305,6 +327,12 @@ class MLP:
         standard one use :meth:`nngp` (its NTK grows with width).
         """
         self._check_kernel_limit("NTK")
+        if self.parameterization == "mean_field":
+            raise ValueError(
+                "the tangent kernel of the mean-field parameterization decays like 1/width and "
+                "has no width-independent limit; use parameterization='ntk' (the same network "
+                "times sqrt(width)) for the limit kernels"
+            )
         if self.parameterization != "ntk":
             raise ValueError(
                 "the tangent kernel of the standard parameterization grows with width and has "
@@ -345,7 +373,7 @@ def mlp(
         b_std: bias scale of the hidden layers.
         out_w_std: weight scale of the readout.
         out_b_std: bias scale of the readout.
-        parameterization: "ntk" or "standard".
+        parameterization: "ntk", "standard" or "mean_field" (module docstring).
         output_activation: name of an activation applied to the readout, or None.
 
     Returns:

@@ -18,6 +18,10 @@ outputs follow d f_S/dt = -(1/n) K (f_S - y) (see :mod:`lecturekit.regression`).
 * :func:`gradient_descent` is the host wrapper: it checks its arguments, builds the
   loss (:func:`mse_loss`) from a model and data, runs :func:`descend` as one jitted
   program and warns when the loss diverges.
+* :func:`noisy_descend` is the stochastic-gradient variant (Gaussian gradient noise and an
+  optional Robbins-Monro schedule lr_t = lr / (1 + t / decay)), for Chapter 7.
+* :func:`lazy_loss` is the lazy-training scale alpha of Chizat and Bach: the loss of the
+  rescaled, centred model alpha (f(theta) - f(theta_0)) divided by alpha^2 (Chapter 7).
 * :class:`Trajectory` is what both return; :func:`ntk_observer` is the observer that
   records the empirical tangent kernel; :func:`relative_kernel_change` is
   Delta K = ||K_t - K_0||_F / ||K_0||_F.
@@ -36,11 +40,13 @@ from functools import partial
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import jax
+import jax.flatten_util
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
 from . import nets as _nets
+from . import sampling as _sampling
 from . import tangent as _tangent
 from ._validation import (
     as_float_array, check_callable, check_key, check_params_pytree, check_positive_int, check_range, check_real,
@@ -53,7 +59,9 @@ __all__ = [
     "cross_entropy",
     "Trajectory",
     "descend",
+    "noisy_descend",
     "gradient_descent",
+    "lazy_loss",
     "ntk_observer",
     "relative_kernel_change",
     "ntk_errors",
@@ -122,6 +130,51 @@ def mse_loss(f: Model, x: ArrayLike, y: ArrayLike) -> Callable[[Any], jax.Array]
 
     def loss(params):
         return square_loss(f(params, x), y)
+
+    return loss
+
+
+def lazy_loss(f: Model, params0: Any, x: ArrayLike, y: ArrayLike, *, alpha: float) -> Callable[[Any], jax.Array]:
+    """The lazy-training loss of Chizat and Bach: scale alpha of the centred model.
+
+    Returns params -> (1/alpha^2) L(alpha (f(params, x) - f(params0, x)), y) with L the
+    square loss (1/2n) sum_i ||.||^2 of :func:`square_loss`. Gradient descent on it with a
+    fixed step is gradient descent on the model alpha (f - f_0) with step lr / alpha^2, the
+    scaling under which the time needed to fit the data does not depend on alpha. As
+    alpha -> infinity the parameters move by O(1/alpha) and training follows the model
+    linearized at params0 (the lazy, kernel regime); small alpha is the rich regime.
+    alpha = 1 is the plain centred loss L(f - f_0, y). For a mean-field network of width m,
+    alpha = sqrt(m) with step lr is the NTK-parameterized network with step lr / m.
+
+    Args:
+        f: a model f(params, x) -> (n,) or (n, k).
+        params0: the initial parameters theta_0 (the centring point), a pytree.
+        x: inputs, shape (n, d).
+        y: labels, shape (n,) or (n, k).
+        alpha: the scale, > 0.
+
+    Returns:
+        A function loss_fn(params) -> a scalar, to hand to :func:`descend`.
+
+    Example:
+        >>> from lecturekit import training
+        >>> f = lambda w, x: jnp.tanh(x @ w)
+        >>> x, y = jnp.eye(2), jnp.array([0.5, -0.5])
+        >>> loss = training.lazy_loss(f, jnp.zeros(2), x, y, alpha=10.0)
+        >>> float(loss(jnp.zeros(2)))   # (1/100) (1/4) (0.25 + 0.25)
+        0.00125
+    """
+    check_callable(f, name="f", what="a model f(params, x)")
+    check_params_pytree(params0, name="params0")
+    x = as_float_array(x, name="x", ndim=2)
+    y = as_float_array(y, name="y", ndim=(1, 2))
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(f"x and y must have the same number of rows, got {x.shape[0]} and {y.shape[0]}")
+    alpha = check_real(alpha, name="alpha", positive=True)
+    f0 = f(params0, x)
+
+    def loss(params):
+        return square_loss(alpha * (f(params, x) - f0), y) / alpha**2
 
     return loss
 
@@ -328,6 +381,81 @@ def _descend(loss_fn, params, lr, steps, every, observe, stop_above):
         bad = ~jnp.isfinite(losses)
         diverged_at = jnp.where(jnp.any(bad), jnp.argmax(bad), -1).astype(jnp.int32)
     return Trajectory(at, losses, observed, final, diverged_at)
+
+
+def noisy_descend(
+    loss_fn: Callable[[Any], jax.Array],
+    params: Any,
+    *,
+    lr: float,
+    steps: int,
+    noise: float,
+    key: jax.Array,
+    decay: float | None = None,
+) -> Trajectory:
+    """Gradient descent with Gaussian gradient noise and an optional decaying step.
+
+    theta_{t+1} = theta_t - lr_t (grad L(theta_t) + noise xi_t), t = 0, ..., steps - 1, with
+    xi_t i.i.d. N(0, I) (one entry per parameter; all steps*P numbers are drawn at once by
+    :func:`lecturekit.sampling.standard_normal` (key, (steps, P)), row t for step t, so
+    keep steps * P moderate) and
+
+    * lr_t = lr (constant step; ``decay=None``): on a quadratic the iterates reach a
+      stationary spread whose mean excess loss is proportional to lr (a noise floor);
+    * lr_t = lr / (1 + t / decay): a Robbins-Monro schedule (sum lr_t = infinity,
+      sum lr_t^2 < infinity), under which the iterates converge to the minimizer.
+
+    This models stochastic gradients (an unbiased gradient with noise of fixed size). Pure
+    and traceable like :func:`descend` (``steps`` is a Python int).
+
+    Args:
+        loss_fn: a scalar loss of the parameters.
+        params: the initial parameters, a pytree of float arrays.
+        lr: the initial step, > 0.
+        steps: number of steps, >= 0.
+        noise: standard deviation of the noise added to every gradient entry, >= 0.
+        key: a single JAX PRNG key.
+        decay: the time scale of the schedule lr / (1 + t / decay), > 0, or None.
+
+    Returns:
+        A :class:`Trajectory` with the losses (before every step and after the last),
+        ``steps`` = [0, steps], ``observed`` None and the final parameters.
+
+    Example:
+        >>> from lecturekit import training
+        >>> quad = lambda w: 0.5 * jnp.sum(w**2)
+        >>> run = training.noisy_descend(quad, jnp.ones(2), lr=0.5, steps=3,
+        ...                              noise=0.0, key=jax.random.key(0))
+        >>> run.losses.tolist()     # noise 0: plain GD, w halves every step
+        [1.0, 0.25, 0.0625, 0.015625]
+    """
+    _check_loop(loss_fn, params, lr, steps)
+    lr = check_real(lr, name="lr", positive=True)
+    noise = check_real(noise, name="noise", nonnegative=True)
+    key = check_key(key, name="key")
+    if decay is not None:
+        decay = check_real(decay, name="decay", positive=True)
+    return _noisy_descend(loss_fn, params, lr, steps, noise, key, decay)
+
+
+@partial(jax.jit, static_argnums=(0, 3, 6))
+def _noisy_descend(loss_fn, params, lr, steps, noise, key, decay):
+    flat, unravel = jax.flatten_util.ravel_pytree(params)
+    value_and_grad = jax.value_and_grad(lambda v: loss_fn(unravel(v)))
+
+    noises = _sampling.standard_normal(key, (steps,) + flat.shape, flat.dtype)
+
+    def step(v, inputs):
+        t, xi = inputs
+        value, grad = value_and_grad(v)
+        rate = lr if decay is None else lr / (1.0 + t / decay)
+        return v - rate * (grad + noise * xi), value
+
+    final, losses = jax.lax.scan(step, flat, (jnp.arange(steps), noises))
+    losses = jnp.append(losses, loss_fn(unravel(final)))
+    bad = ~jnp.isfinite(losses)
+    diverged_at = jnp.where(jnp.any(bad), jnp.argmax(bad), -1).astype(jnp.int32)
+    return Trajectory(jnp.asarray([0, steps], dtype=jnp.int32), losses, None, unravel(final), diverged_at)
 
 
 def _observation_steps(steps: int, every: int) -> np.ndarray:

@@ -218,3 +218,29 @@ def test_unstack_gives_each_network_on_the_host():
         nets.unstack(net.init(jax.random.key(0)))
     with pytest.raises(ValueError, match="list of layer dicts"):
         nets.unstack([])
+
+
+def test_mean_field_matches_a_hand_computation():
+    # f(x) = (c / m) sum_i a_i relu(w_std/sqrt(d) w_i . x + b_std b_i) + out_b_std * b_out,
+    # written out in NumPy from the same N(0, 1) draws.
+    d, m = 3, 7
+    net = nets.mlp((d, m, 1), "relu", w_std=1.2, b_std=0.3, out_w_std=0.8, out_b_std=0.5,
+                   parameterization="mean_field")
+    params = net.init(jax.random.key(2))
+    x = np.asarray(jax.random.normal(jax.random.key(3), (5, d)))
+    w, b = np.asarray(params[0]["W"]), np.asarray(params[0]["b"])
+    a, c = np.asarray(params[1]["W"])[:, 0], float(params[1]["b"][0])
+    hidden = np.maximum(1.2 / np.sqrt(d) * x @ w + 0.3 * b, 0.0)
+    hand = 0.8 / m * hidden @ a + 0.5 * c
+    np.testing.assert_allclose(net.apply(params, x), hand, rtol=1e-12)
+    # the same draw in the NTK parameterization is sqrt(m) times larger (readout part)
+    ntk = nets.mlp((d, m, 1), "relu", w_std=1.2, b_std=0.3, out_w_std=0.8)
+    np.testing.assert_allclose(ntk.apply(params, x), np.sqrt(m) * 0.8 / m * hidden @ a, rtol=1e-12)
+    # gradient w.r.t. w_i by hand: (c/m) a_i relu'(z_i) (w_std/sqrt(d)) x
+    grad = jax.grad(lambda p: net.apply(p, x[:1])[0])(params)[0]["W"]
+    hand_grad = 0.8 / m * a * (hidden[0] > 0) * 1.2 / np.sqrt(d) * x[0][:, None]
+    np.testing.assert_allclose(grad, hand_grad, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="mean-field parameterization decays like 1/width"):
+        net.kernels(x)
+    with pytest.raises(ValueError, match="mean-field parameterization has no width-independent NNGP"):
+        net.nngp(x)

@@ -280,3 +280,45 @@ def test_ntk_errors_match_a_direct_computation():
         training.ntk_errors(make, [8], 1, jax.random.key(0), x, np.eye(3))
     with pytest.raises(ValueError, match="out_b_std"):
         training.ntk_errors(lambda w: nets.mlp((d, w, 1), out_b_std=1.0), [8], 1, jax.random.key(0), x, theory)
+
+
+def test_lazy_loss_alpha_one_is_the_centred_loss_and_large_alpha_is_linear():
+    from lecturekit import nets, tangent
+    net = nets.mlp((3, 32, 1), "tanh", parameterization="mean_field")
+    key = jax.random.key(5)
+    p0 = net.init(key)
+    x = jax.random.normal(jax.random.key(6), (8, 3))
+    y = jnp.sin(x[:, 0])
+    f0 = net.apply(p0, x)
+    p1 = jax.tree_util.tree_map(lambda a: a + 0.1, p0)
+    centred = training.square_loss(net.apply(p1, x) - f0, y)
+    np.testing.assert_allclose(training.lazy_loss(net.apply, p0, x, y, alpha=1.0)(p1), centred, rtol=1e-12)
+    # large alpha: GD on the lazy loss follows GD on the linearized model alpha (f_lin - f_0)
+    lin = tangent.linearize(net.apply, p0)
+    steps, lr = 200, 20.0
+    gaps = []
+    for alpha in (10.0, 100.0, 1000.0):
+        run = training.descend(training.lazy_loss(net.apply, p0, x, y, alpha=alpha), p0, lr=lr, steps=steps)
+        run_lin = training.descend(training.lazy_loss(lin, p0, x, y, alpha=alpha), p0, lr=lr, steps=steps)
+        out = alpha * (net.apply(run.final_params, x) - f0)
+        out_lin = alpha * (lin(run_lin.final_params, x) - f0)
+        gaps.append(float(jnp.linalg.norm(out - out_lin) / jnp.linalg.norm(out_lin)))
+    # the gap between the model and its linearization shrinks like 1/alpha (rejects: constant gap)
+    assert gaps[0] > 5 * gaps[1] > 25 * gaps[2] and gaps[2] < 1e-3, gaps
+
+
+def test_noisy_descend_floor_scales_with_lr_and_robbins_monro_converges():
+    a = jnp.array([1.0, 10.0])
+    quad = lambda w: 0.5 * jnp.sum(a * w**2)  # noqa: E731
+    floors = []
+    for lr in (0.02, 0.01):
+        run = training.noisy_descend(quad, jnp.ones(2), lr=lr, steps=40000, noise=1.0, key=jax.random.key(0))
+        floors.append(float(jnp.mean(run.losses[5000:])))
+        # stationary mean loss (lr sigma^2 / 2) sum_i 1 / (2 - lr lambda_i)
+        exact = lr / 2 * float(jnp.sum(1 / (2 - lr * a)))
+        assert abs(floors[-1] / exact - 1) < 0.1, (floors, exact)
+    rm = training.noisy_descend(quad, jnp.ones(2), lr=0.09, steps=40000, noise=1.0, key=jax.random.key(0), decay=20.0)
+    assert float(jnp.mean(rm.losses[-1000:])) < floors[1] / 20
+    plain = training.noisy_descend(quad, jnp.ones(2), lr=0.09, steps=5, noise=0.0, key=jax.random.key(0))
+    gd = training.descend(quad, jnp.ones(2), lr=0.09, steps=5)
+    np.testing.assert_allclose(plain.losses, gd.losses, rtol=1e-12)

@@ -1,0 +1,134 @@
+"""Checks for the exercises of Chapter 7 (learning rates, parameterizations, feature learning).
+
+Each check calls the learner's function on problems drawn here and compares it with an
+independent reference: eigenvalues of the iteration matrix, a brute-force search over step
+sizes, the stationary covariance of the noisy iteration (a Lyapunov equation) and a
+direct evaluation of two networks.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import scipy.linalg
+
+from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
+
+__all__ = ["check_contraction_factor", "check_best_step", "check_noise_floor", "check_ntk_alpha"]
+
+
+def _spectra() -> list[np.ndarray]:
+    rng = np.random.default_rng(70)
+    return [np.array([1.0, 10.0]), np.sort(rng.uniform(0.2, 5.0, 6)), np.array([0.5, 0.5, 3.0])]
+
+
+def check_contraction_factor(contraction: Callable) -> None:
+    """contraction(lams, lr) must return ||I - lr A|| for A with eigenvalues ``lams``.
+
+    The factor by which one gradient-descent step on (1/2) theta^T A theta shrinks the
+    worst-case error, the spectral norm of the iteration matrix I - lr A.
+
+    Args:
+        contraction: your function (lams, lr) -> a float.
+
+    Example:
+        >>> exercises.ch07.check_contraction_factor(
+        ...     lambda lams, lr: 1 - lr * min(lams))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: ||I - lr A|| for eigenvalues ... got 0.81 where 0.9...
+    """
+    require_callable(contraction, what="contraction")
+    for lams in _spectra():
+        for lr in (0.05, 0.19, 0.35, 0.5):
+            got = call_numeric(contraction, lams.copy(), lr, what=f"contraction({lams}, {lr})")
+            ref = np.linalg.norm(np.eye(len(lams)) - lr * np.diag(lams), 2)
+            compare(got, ref, what=f"||I - lr A|| for eigenvalues {np.round(lams, 3)} at lr = {lr}",
+                    rtol=1e-9, hint="the norm of a symmetric matrix is its largest |eigenvalue|; the "
+                    "eigenvalues of I - lr A are 1 - lr lambda_i, and both ends of the spectrum matter.")
+    return passed("your contraction factor is the largest |1 - lr lambda_i| on 12 (spectrum, step) pairs.")
+
+
+def check_best_step(best_step: Callable) -> None:
+    """best_step(lam_min, lam_max) must return the constant step minimizing ||I - lr A||.
+
+    Args:
+        best_step: your function (lam_min, lam_max) -> (step, factor), the optimal step and
+            the contraction factor it achieves.
+
+    Example:
+        >>> exercises.ch07.check_best_step(lambda a, b: (1 / b, 1 - a / b))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: the optimal step for lambda in [1, 10]...
+    """
+    require_callable(best_step, what="best_step")
+    for lo, hi in ((1.0, 10.0), (0.3, 0.7), (2.0, 200.0)):
+        got = call_numeric(best_step, lo, hi, what=f"best_step({lo}, {hi})")
+        if got.shape != (2,):
+            raise ExerciseCheckError(f"best_step should return two numbers (step, factor), got shape {got.shape}")
+        grid = np.linspace(0.0, 2.0 / hi, 200001)[1:]
+        factors = np.maximum(np.abs(1 - grid * lo), np.abs(1 - grid * hi))
+        compare(got[0], grid[np.argmin(factors)], what=f"the optimal step for lambda in [{lo:g}, {hi:g}]",
+                rtol=1e-4, hint="the optimum balances the two ends: 1 - lr lambda_min = lr lambda_max - 1.")
+        compare(got[1], factors.min(), what=f"the optimal factor for lambda in [{lo:g}, {hi:g}]", rtol=1e-4,
+                hint="write it through the condition number kappa = lambda_max / lambda_min.")
+    return passed("your step and factor match a brute-force search over steps on three spectra.")
+
+
+def check_noise_floor(floor: Callable) -> None:
+    """floor(lams, lr, sigma) must return the stationary mean loss of noisy gradient descent.
+
+    Setting: L(theta) = (1/2) sum_i lams_i theta_i^2 and
+    theta <- theta - lr (grad L(theta) + sigma xi), xi ~ N(0, I) i.i.d.; the answer is
+    lim_t E L(theta_t) for lr < 2 / max(lams).
+
+    Args:
+        floor: your function (lams, lr, sigma) -> a float.
+
+    Example:
+        >>> exercises.ch07.check_noise_floor(
+        ...     lambda lams, lr, s: lr * s**2 * len(lams) / 4)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: the stationary mean loss for ...
+    """
+    require_callable(floor, what="floor")
+    for lams, lr, sigma in ((np.array([1.0, 10.0]), 0.15, 1.0), (np.array([0.5, 2.0, 4.0]), 0.4, 0.3),
+                            (np.array([3.0]), 0.5, 2.0)):
+        got = call_numeric(floor, lams.copy(), lr, sigma, what=f"floor({lams}, {lr}, {sigma})")
+        # stationary covariance C of theta' = M theta + lr sigma xi: C = M C M + lr^2 sigma^2 I
+        m = np.diag(1 - lr * lams)
+        cov = scipy.linalg.solve_discrete_lyapunov(m, (lr * sigma) ** 2 * np.eye(len(lams)))
+        ref = 0.5 * np.sum(lams * np.diag(cov))
+        compare(got, ref, what=f"the stationary mean loss for lams = {lams}, lr = {lr}, sigma = {sigma}",
+                rtol=1e-8, hint="find the stationary variance v_i of each coordinate from "
+                "v_i = (1 - lr lam_i)^2 v_i + lr^2 sigma^2 (keep the lr^2 term).")
+    return passed("your noise floor matches the stationary covariance on three problems.")
+
+
+def check_ntk_alpha(alpha_for_width: Callable) -> None:
+    """alpha_for_width(m) must return the alpha at which the lazy mean-field net is the NTK one.
+
+    Setting: a mean-field network f_MF of width m (``nets.mlp(..., "mean_field")``) and
+    the NTK-parameterized network f_NTK with the same parameters. Find alpha(m) such that
+    alpha (f_MF - f_MF(theta_0)) = f_NTK - f_NTK(theta_0) for all parameters.
+
+    Args:
+        alpha_for_width: your function m -> alpha.
+
+    Example:
+        >>> exercises.ch07.check_ntk_alpha(lambda m: m)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: alpha for width 4...
+    """
+    require_callable(alpha_for_width, what="alpha_for_width")
+    rng = np.random.default_rng(71)
+    for m in (4, 25, 300):
+        a = rng.standard_normal(m)
+        phi = np.maximum(rng.standard_normal((5, m)), 0.0)
+        f_mf, f_ntk = phi @ a / m, phi @ a / np.sqrt(m)
+        got = call_numeric(alpha_for_width, m, what=f"alpha_for_width({m})")
+        if got.shape != ():
+            raise ExerciseCheckError(f"alpha_for_width should return one number, got shape {got.shape}")
+        compare(got * f_mf, f_ntk, what=f"alpha for width {m}: alpha f_MF against f_NTK", rtol=1e-9,
+                hint="compare the readout multipliers of the two parameterizations (nets module docstring).")
+    return passed("alpha(m) f_MF equals f_NTK at widths 4, 25 and 300.")
