@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from . import nets as _nets
@@ -43,10 +44,11 @@ __all__ = [
 ]
 
 
-def _unit(u: ArrayLike, name: str = "u") -> jax.Array:
-    u = as_float_array(u, name=name, ndim=1)
-    norm = jnp.linalg.norm(u)
-    if float(norm) == 0.0:
+def _unit(u: ArrayLike, name: str = "u") -> np.ndarray:
+    """u / ||u|| as a NumPy array (checked on the host: nothing is compiled on bad input)."""
+    u = np.asarray(as_float_array(u, name=name, ndim=1))
+    norm = float(np.linalg.norm(u))
+    if norm == 0.0:
         raise ValueError(f"{name} must be a nonzero vector")
     return u / norm
 
@@ -76,7 +78,7 @@ def single_index_data(key: jax.Array, n: int, u: ArrayLike) -> tuple[jax.Array, 
     n = check_positive_int(n, name="n")
     u = _unit(u)
     x = _sampling.standard_normal(key, (n, u.shape[0]), u.dtype)
-    return x, (x @ u) ** 2 - 1.0
+    return x, (x @ jnp.asarray(u)) ** 2 - 1.0
 
 
 def relative_change(a0: ArrayLike, a1: ArrayLike) -> float:
@@ -98,10 +100,11 @@ def relative_change(a0: ArrayLike, a1: ArrayLike) -> float:
     a1 = as_float_array(a1, name="a1")
     if a0.shape != a1.shape:
         raise ValueError(f"a0 and a1 must have the same shape, got {a0.shape} and {a1.shape}")
-    norm = float(jnp.linalg.norm(a0))
+    a0, a1 = np.asarray(a0), np.asarray(a1)
+    norm = float(np.linalg.norm(a0))
     if norm == 0.0:
         raise ValueError("a0 must be nonzero (the change is relative to it)")
-    return float(jnp.linalg.norm(a1 - a0)) / norm
+    return float(np.linalg.norm(a1 - a0)) / norm
 
 
 def feature_kernel(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
@@ -165,8 +168,8 @@ def top_direction_overlap(w0: ArrayLike, w1: ArrayLike, u: ArrayLike) -> float:
     u = _unit(u)
     if u.shape[0] != w0.shape[0]:
         raise ValueError(f"u must have length {w0.shape[0]} (the rows of w0), got {u.shape[0]}")
-    left = jnp.linalg.svd(w1 - w0, full_matrices=False)[0]
-    return float(jnp.abs(left[:, 0] @ u))
+    left = np.linalg.svd(np.asarray(w1) - np.asarray(w0), full_matrices=False)[0]
+    return float(np.abs(left[:, 0] @ np.asarray(u)))
 
 
 def direction_energy(w: ArrayLike, u: ArrayLike) -> float:
@@ -196,10 +199,11 @@ def direction_energy(w: ArrayLike, u: ArrayLike) -> float:
     u = _unit(u)
     if u.shape[0] != w.shape[0]:
         raise ValueError(f"u must have length {w.shape[0]} (the rows of w), got {u.shape[0]}")
-    total = float(jnp.sum(w**2))
+    w, u = np.asarray(w), np.asarray(u)
+    total = float(np.sum(w**2))
     if total == 0.0:
         raise ValueError("w must be nonzero")
-    return float(w.shape[0] * jnp.sum((u @ w) ** 2) / total)
+    return float(w.shape[0] * np.sum((u @ w) ** 2) / total)
 
 
 def largest_stable_lr(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
@@ -230,6 +234,8 @@ def largest_stable_lr(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
     if net.output_dim != 1:
         raise ValueError(f"net must have one output, got {net.output_dim}")
     x = as_float_array(x, name="x", ndim=2)
+    if x.shape[1] != net.input_dim:
+        raise ValueError(f"x must have shape (n, {net.input_dim}) for this network, got {tuple(x.shape)}")
     theta = _tangent.empirical_ntk(net.apply, params, x, implementation="structured", net=net)
     return float(2 * x.shape[0] / jnp.linalg.eigvalsh(theta)[-1])
 

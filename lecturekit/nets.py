@@ -14,7 +14,7 @@ Parameterizations (a layer with fan-in n maps h to z; W, b have N(0, 1) entries 
 * ``"mean_field"``: hidden layers as in ``"ntk"``; the readout is scaled by 1/n instead of
   1/sqrt(n): z = (out_w_std / n) h W + out_b_std b. With one hidden layer of width m this
   is f(x) = (out_w_std / m) sum_i a_i phi(w_i . x w_std / sqrt(d) + b_std b_i) (+ bias),
-  the mean-field (Mei-Montanari-Nguyen, Chizat-Bach) network. Gradient descent on the
+  the mean-field (Mei-Montanari-Nguyen, Rotskoff-Vanden-Eijnden) network. Gradient descent on the
   (1/2n) square loss moves each hidden unit by O(1) only if lr grows like the width m
   (lr = c m); then the hidden features move by O(1) at every width (feature learning),
   while in ``"ntk"`` with lr = O(1) they move by O(1/sqrt(m)).

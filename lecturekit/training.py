@@ -20,7 +20,7 @@ outputs follow d f_S/dt = -(1/n) K (f_S - y) (see :mod:`lecturekit.regression`).
   program and warns when the loss diverges.
 * :func:`noisy_descend` is the stochastic-gradient variant (Gaussian gradient noise and an
   optional Robbins-Monro schedule lr_t = lr / (1 + t / decay)), for Chapter 7.
-* :func:`lazy_loss` is the lazy-training scale alpha of Chizat and Bach: the loss of the
+* :func:`lazy_loss` is the lazy-training scale alpha of Chizat, Oyallon and Bach: the loss of the
   rescaled, centred model alpha (f(theta) - f(theta_0)) divided by alpha^2 (Chapter 7).
 * :class:`Trajectory` is what both return; :func:`ntk_observer` is the observer that
   records the empirical tangent kernel; :func:`relative_kernel_change` is
@@ -135,7 +135,7 @@ def mse_loss(f: Model, x: ArrayLike, y: ArrayLike) -> Callable[[Any], jax.Array]
 
 
 def lazy_loss(f: Model, params0: Any, x: ArrayLike, y: ArrayLike, *, alpha: float) -> Callable[[Any], jax.Array]:
-    """The lazy-training loss of Chizat and Bach: scale alpha of the centred model.
+    """The lazy-training loss of Chizat, Oyallon and Bach: scale alpha, centred model.
 
     Returns params -> (1/alpha^2) L(alpha (f(params, x) - f(params0, x)), y) with L the
     square loss (1/2n) sum_i ||.||^2 of :func:`square_loss`. Gradient descent on it with a

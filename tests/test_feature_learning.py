@@ -1,0 +1,76 @@
+"""Feature-learning measurements: data, overlaps, stable steps, movement against width and alpha."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from lecturekit import feature_learning as fl
+from lecturekit import nets, sampling, tangent, training
+
+jax.config.update("jax_enable_x64", True)
+
+
+def test_single_index_data_has_the_stated_law():
+    u = jnp.array([3.0, 0.0, 4.0])
+    x, y = fl.single_index_data(jax.random.key(0), 20000, u)
+    assert x.shape == (20000, 3)
+    np.testing.assert_allclose(y, (x @ (u / 5)) ** 2 - 1, rtol=1e-12, atol=1e-12)
+    # E y = 0 and Var y = 2: standard errors sqrt(2/n) = 0.01 and about 0.05
+    assert abs(float(jnp.mean(y))) < 0.05 and abs(float(jnp.var(y)) - 2) < 0.25
+    x2, _ = fl.single_index_data(jax.random.key(0), 5, u)
+    np.testing.assert_array_equal(x2, sampling.standard_normal(jax.random.key(0), (5, 3)))
+
+
+def test_overlap_and_energy_by_hand():
+    rng = np.random.default_rng(1)
+    w0 = rng.standard_normal((6, 40))
+    u = np.eye(6)[2]
+    # every unit moves along u by a random amount: the top direction of the change is u
+    w1 = w0 + np.outer(u, rng.standard_normal(40))
+    assert abs(fl.top_direction_overlap(w0, w1, 5 * u) - 1) < 1e-12
+    # energy along u: d * sum_i <w_i, u>^2 / ||W||^2, by hand
+    assert abs(fl.direction_energy(w1, u) - 6 * np.sum(w1[2] ** 2) / np.sum(w1**2)) < 1e-12
+    assert fl.direction_energy(np.outer(u, np.ones(3)), u) == pytest.approx(6.0)
+    assert fl.relative_change(w0, 2 * w0) == pytest.approx(1.0)
+
+
+def test_feature_kernel_is_the_last_hidden_gram_matrix():
+    net = nets.mlp((3, 8, 5, 1), "tanh", b_std=0.3)
+    p = net.init(jax.random.key(2))
+    x = jax.random.normal(jax.random.key(3), (4, 3))
+    h = jnp.tanh(net.forward(p, x)[0][1])
+    np.testing.assert_allclose(fl.feature_kernel(net, p, x), h @ h.T / 5, rtol=1e-12)
+
+
+def test_largest_stable_lr_is_the_edge_of_stability_of_the_linearized_model():
+    net = nets.mlp((3, 64, 1), "tanh")
+    p = net.init(jax.random.key(4))
+    x = jax.random.normal(jax.random.key(5), (10, 3))
+    y = jnp.sin(x[:, 0])
+    lr = fl.largest_stable_lr(net, p, x)
+    theta = tangent.empirical_ntk(net.apply, p, x, implementation="jacobian")
+    assert lr == pytest.approx(20 / float(jnp.linalg.eigvalsh(theta)[-1]), rel=1e-10)
+    lin = tangent.linearize(net.apply, p)
+    loss = training.mse_loss(lin, x, y)
+    below = training.descend(loss, p, lr=0.95 * lr, steps=400).losses
+    above = training.descend(loss, p, lr=1.05 * lr, steps=400).losses
+    assert below[-1] < below[0] and above[-1] > 1e3 * above[0]
+
+
+def test_feature_movement_scales_with_width_and_alpha():
+    x = jax.random.normal(jax.random.key(6), (10, 4))
+    y = jnp.sin(2 * x[:, 0])
+    moves = []
+    for m in (64, 1024):
+        net = nets.mlp((4, m, 1), "relu")
+        moves.append(fl.feature_movement(net, net.init(jax.random.key(m)), x, y, lr=1.0, steps=100))
+    # NTK parameterization: 16x wider moves the weights ~4x less (m^-1/2), the kernel more
+    ratio_w = moves[0].weight_change / moves[1].weight_change
+    ratio_k = moves[0].kernel_change / moves[1].kernel_change
+    assert 2.5 < ratio_w < 6.5 and ratio_k > ratio_w, (ratio_w, ratio_k)
+    mf = nets.mlp((4, 256, 1), "relu", parameterization="mean_field")
+    p0 = mf.init(jax.random.key(7))
+    by_alpha = [fl.feature_movement(mf, p0, x, y, lr=256.0, steps=100, alpha=a).weight_change
+                for a in (1.0, 100.0, 1000.0)]
+    assert by_alpha[0] > 0.5 and 8 < by_alpha[1] / by_alpha[2] < 12, by_alpha
