@@ -48,7 +48,7 @@ from jax.typing import ArrayLike
 
 from . import sampling as _sampling
 from ._validation import (
-    as_float_array, check_callable, check_key, check_params_pytree, check_positive_int, check_real,
+    as_float_array, as_host_float_array, check_callable, check_key, check_params_pytree, check_positive_int, check_real,
     check_same_structure, concrete, warn_if_below_precision, warn_numerical,
 )
 
@@ -69,6 +69,8 @@ __all__ = [
     "trace_estimate",
     "spectral_density",
     "SpectralDensity",
+    "smoothed_density",
+    "spectral_cdf",
     "dense_hessian",
 ]
 
@@ -885,6 +887,80 @@ def spectral_density(
 
     nodes, weights = run(flat, key)
     return SpectralDensity(nodes, weights)
+
+
+def _check_density(density: Any) -> tuple[np.ndarray, np.ndarray]:
+    if not isinstance(density, SpectralDensity):
+        raise TypeError(f"density must be a hessian.SpectralDensity, got {type(density).__name__}")
+    nodes = np.asarray(density.nodes, dtype=np.float64)
+    weights = np.asarray(density.weights, dtype=np.float64)
+    if nodes.ndim != 2 or nodes.shape != weights.shape or nodes.size == 0:
+        raise ValueError(f"density.nodes and .weights must have one shape (num_probes, num_steps), got "
+                         f"{nodes.shape} and {weights.shape}")
+    if not (np.all(np.isfinite(nodes)) and np.all(np.isfinite(weights))):
+        raise ValueError("density must be finite, but it contains NaN or infinity")
+    return nodes, weights
+
+
+def smoothed_density(density: SpectralDensity, grid: ArrayLike, *, width: float) -> np.ndarray:
+    """The SLQ density convolved with a Gaussian of standard deviation ``width``, on a grid.
+
+    rho(lambda) = (1/num_probes) sum_ij weights[i, j] N(lambda; nodes[i, j], width^2), a
+    probability density (it integrates to 1 over the real line). Host (NumPy, float64).
+
+    Args:
+        density: a :class:`SpectralDensity` from :func:`spectral_density`.
+        grid: the points lambda, shape (g,).
+        width: the standard deviation of the Gaussian, > 0.
+
+    Returns:
+        rho on the grid, shape (g,).
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import hessian
+        >>> dens = hessian.SpectralDensity(np.array([[0.0, 2.0]]),
+        ...                                np.array([[0.5, 0.5]]))
+        >>> grid = np.linspace(-5.0, 7.0, 2401)
+        >>> rho = hessian.smoothed_density(dens, grid, width=0.5)
+        >>> round(float(np.sum(rho) * (grid[1] - grid[0])), 6)
+        1.0
+    """
+    nodes, weights = _check_density(density)
+    grid = as_host_float_array(grid, name="grid", ndim=1, nonempty=True)
+    width = check_real(width, name="width", positive=True)
+    z = (grid[:, None] - nodes.ravel()[None, :]) / width
+    return (np.exp(-0.5 * z**2) @ weights.ravel()) / (nodes.shape[0] * width * np.sqrt(2 * np.pi))
+
+
+def spectral_cdf(density: SpectralDensity, grid: ArrayLike) -> np.ndarray:
+    """The distribution function of the SLQ estimate, F(lambda) = mass of nodes <= lambda.
+
+    With the exact eigenvalues lambda_k of a P x P matrix the exact F is
+    #{k: lambda_k <= lambda} / P; the Wasserstein-1 distance between two spectral measures
+    on an interval is the integral of |F_1 - F_2| over it.
+
+    Args:
+        density: a :class:`SpectralDensity`.
+        grid: the points lambda, shape (g,).
+
+    Returns:
+        F on the grid, shape (g,), non-decreasing from 0 to 1.
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import hessian
+        >>> dens = hessian.SpectralDensity(np.array([[0.0, 2.0]]),
+        ...                                np.array([[0.25, 0.75]]))
+        >>> hessian.spectral_cdf(dens, np.array([-1.0, 1.0, 3.0])).tolist()
+        [0.0, 0.25, 1.0]
+    """
+    nodes, weights = _check_density(density)
+    grid = as_host_float_array(grid, name="grid", ndim=1, nonempty=True)
+    order = np.argsort(nodes.ravel())
+    cum = np.cumsum(weights.ravel()[order]) / nodes.shape[0]
+    idx = np.searchsorted(nodes.ravel()[order], grid, side="right")
+    return np.where(idx > 0, cum[np.maximum(idx - 1, 0)], 0.0)
 
 
 def dense_hessian(f: ScalarFn, params: Any, *, max_params: int = 4096) -> jax.Array:

@@ -26,6 +26,7 @@ G v and R v at the cost of a few forward and backward passes, for any size.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -179,12 +180,36 @@ def decompose(apply: Callable, params: Any, x: Any, y: Any, *, loss: str = "squa
     """
     x, y, loss = _check(apply, params, x, y, loss)
     _check_size(params, max_params)
-    flat, unravel = ravel_pytree(params)
-    out = lambda t: _outputs(apply, unravel(t), x)  # noqa: E731
-    n = x.shape[0]
+    flat, _ = ravel_pytree(params)
+    return Decomposition(*_decompose_fn(apply, _structure(params), loss)(flat, x, y))
+
+
+def _structure(params):
+    leaves, treedef = jax.tree_util.tree_flatten(params)
+    return treedef, tuple(tuple(np.shape(leaf)) for leaf in leaves)
+
+
+def _unravel_fn(structure):
+    treedef, shapes = structure
+    offsets = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
+
+    def unravel(theta):
+        parts = [theta[offsets[i]:offsets[i + 1]].reshape(s) for i, s in enumerate(shapes)]
+        return jax.tree_util.tree_unflatten(treedef, parts)
+
+    return unravel
+
+
+@functools.lru_cache(maxsize=32)
+def _decompose_fn(apply, structure, loss):
+    """One compiled program per (model, parameter shapes, loss): repeated calls along a
+    training run do not recompile."""
+    unravel = _unravel_fn(structure)
 
     @jax.jit
-    def run(t):
+    def run(t, x, y):
+        out = lambda s: _outputs(apply, unravel(s), x)  # noqa: E731
+        n = x.shape[0]
         hess = jax.hessian(lambda s: jnp.mean(_per_example(loss, out(s), y)))(t)
         f = out(t)
         jac = jax.jacrev(out)(t)                               # (n, k, P)
@@ -194,7 +219,7 @@ def decompose(apply: Callable, params: Any, x: Any, y: Any, *, loss: str = "squa
         res = jax.hessian(lambda s: jnp.sum(r * out(s)) / n)(t)
         return hess, gn, res
 
-    return Decomposition(*run(flat))
+    return run
 
 
 def _products(apply, params, x, y, loss, v):
@@ -378,25 +403,38 @@ def class_decomposition(apply: Callable, params: Any, x: Any, labels: Any, *,
     labels = np.asarray(labels)
     if labels.ndim != 1 or labels.shape[0] != x.shape[0] or not np.issubdtype(labels.dtype, np.integer):
         raise ValueError(f"labels must be integers of shape ({x.shape[0]},), got {labels.dtype} {labels.shape}")
-    flat, unravel = ravel_pytree(params)
-    logits = _outputs(apply, params, x)
-    c = logits.shape[1]
+    flat, _ = ravel_pytree(params)
+    out = jax.eval_shape(apply, params, x)
+    c = 1 if len(out.shape) == 1 else out.shape[1]
     if c < 2:
         raise ValueError(f"class_decomposition needs C >= 2 logits, got {c}")
     if labels.min() < 0 or labels.max() >= c or np.unique(labels).size != c:
         raise ValueError(f"labels must take every value 0..{c - 1} (every class present)")
-    logp = lambda s: jax.nn.log_softmax(_outputs(apply, unravel(s), x), axis=1)  # noqa: E731
-    scores = np.asarray(jax.jit(jax.jacrev(logp))(flat), dtype=np.float64)   # (n, C, P)
-    w = np.exp(np.asarray(logp(flat), dtype=np.float64)) / x.shape[0]        # (n, C)
+    scores, logp = _scores_fn(apply, _structure(params))(flat, x)
+    scores = np.asarray(scores, dtype=np.float64)                             # (n, C, P)
+    w = np.exp(np.asarray(logp, dtype=np.float64)) / x.shape[0]               # (n, C)
     onehot = np.eye(c)[labels]                                                # (n, C)
     weights = onehot.T @ w                                                    # W[c, c']
     means = np.einsum("ic,id,idp->cdp", onehot, w, scores) / weights[:, :, None]
-    gn = np.einsum("id,idp,idq->pq", w, scores, scores)
-    centred = scores - means[labels]
-    within = np.einsum("id,idp,idq->pq", w, centred, centred)
-    between = np.einsum("cd,cdp,cdq->cdpq", weights, means, means)
-    diag = np.eye(c, dtype=bool)
-    return ClassDecomposition(gn, between[diag].sum(0), between[~diag].sum(0), within, weights, means)
+    gram = lambda rows: rows.T @ rows  # noqa: E731  (sum of outer products, by BLAS)
+    gn = gram((np.sqrt(w)[:, :, None] * scores).reshape(-1, scores.shape[2]))
+    within = gram((np.sqrt(w)[:, :, None] * (scores - means[labels])).reshape(-1, scores.shape[2]))
+    between = gram((np.sqrt(weights)[:, :, None] * means).reshape(-1, scores.shape[2]))
+    diagonal = means[np.arange(c), np.arange(c)]                               # mu_cc, (C, P)
+    class_term = gram(np.sqrt(np.diag(weights))[:, None] * diagonal)
+    return ClassDecomposition(gn, class_term, between - class_term, within, weights, means)
+
+
+@functools.lru_cache(maxsize=32)
+def _scores_fn(apply, structure):
+    unravel = _unravel_fn(structure)
+
+    @jax.jit
+    def run(t, x):
+        logp = lambda s: jax.nn.log_softmax(_outputs(apply, unravel(s), x), axis=1)  # noqa: E731
+        return jax.jacrev(logp)(t), logp(t)
+
+    return run
 
 
 def subspace_overlap(vector: Any, basis: Any) -> float:
