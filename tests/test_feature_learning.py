@@ -74,3 +74,19 @@ def test_feature_movement_scales_with_width_and_alpha():
     by_alpha = [fl.feature_movement(mf, p0, x, y, lr=256.0, steps=100, alpha=a).weight_change
                 for a in (1.0, 100.0, 1000.0)]
     assert by_alpha[0] > 0.5 and 8 < by_alpha[1] / by_alpha[2] < 12, by_alpha
+
+
+def test_chapter_7_exercise_checks_accept_the_solutions_and_reject_the_notes():
+    from lecturekit.exercises import ExerciseCheckError, ch07
+    ch07.check_contraction_factor(lambda lams, lr: float(np.max(np.abs(1 - lr * np.asarray(lams)))))
+    with pytest.raises(ExerciseCheckError, match="got 0.81 where 0.9"):
+        ch07.check_contraction_factor(lambda lams, lr: 1 - lr * min(lams))
+    ch07.check_best_step(lambda a, b: (2 / (a + b), (b - a) / (b + a)))
+    with pytest.raises(ExerciseCheckError, match="optimal step"):
+        ch07.check_best_step(lambda a, b: (1 / b, 1 - a / b))
+    ch07.check_noise_floor(lambda lams, lr, s: lr * s**2 / 2 * float(np.sum(1 / (2 - lr * np.asarray(lams)))))
+    with pytest.raises(ExerciseCheckError, match="stationary mean loss"):
+        ch07.check_noise_floor(lambda lams, lr, s: lr * s**2 * len(lams) / 4)   # small-lr approximation
+    ch07.check_ntk_alpha(lambda m: float(np.sqrt(m)))
+    with pytest.raises(ExerciseCheckError, match="alpha for width"):
+        ch07.check_ntk_alpha(lambda m: float(m))
