@@ -90,3 +90,18 @@ def test_chapter_7_exercise_checks_accept_the_solutions_and_reject_the_notes():
     ch07.check_ntk_alpha(lambda m: float(np.sqrt(m)))
     with pytest.raises(ExerciseCheckError, match="alpha for width"):
         ch07.check_ntk_alpha(lambda m: float(m))
+
+
+def test_structured_ntk_of_the_mean_field_net_matches_autodiff_and_decays_like_one_over_width():
+    x = jax.random.normal(jax.random.key(8), (6, 3))
+    traces = []
+    for m in (16, 1024):
+        net = nets.mlp((3, m, m, 1), "tanh", b_std=0.2, out_b_std=0.1, parameterization="mean_field")
+        p = net.init(jax.random.key(9))
+        structured = tangent.empirical_ntk(net.apply, p, x, implementation="structured", net=net)
+        if m == 16:
+            np.testing.assert_allclose(structured, tangent.jacobian_ntk(net.apply, p, x), rtol=1e-10, atol=1e-14)
+        # subtract the readout-bias term out_b_std^2, which does not decay
+        traces.append(float(jnp.trace(structured)) - 6 * 0.1**2)
+    # NTK part ~ 1/m: 64x wider, about 64x smaller (rejects 1/sqrt(m): 8x)
+    assert 40 < traces[0] / traces[1] < 100, traces
