@@ -105,3 +105,17 @@ def test_structured_ntk_of_the_mean_field_net_matches_autodiff_and_decays_like_o
         traces.append(float(jnp.trace(structured)) - 6 * 0.1**2)
     # NTK part ~ 1/m: 64x wider, about 64x smaller (rejects 1/sqrt(m): 8x)
     assert 40 < traces[0] / traces[1] < 100, traces
+
+
+@pytest.mark.parametrize("name", ["check_contraction_factor", "check_best_step", "check_noise_floor",
+                                  "check_ntk_alpha"])
+def test_chapter_7_checks_explain_non_answers(name):
+    from lecturekit.exercises import ExerciseCheckError, ch07
+
+    def stub(*args):
+        raise NotImplementedError("Exercise: write your solution in this cell")
+
+    check = getattr(ch07, name)
+    for answer in (None, 3.0, stub, lambda *args: None):
+        with pytest.raises(ExerciseCheckError):
+            check(answer)
