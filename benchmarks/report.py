@@ -10,12 +10,13 @@ from pathlib import Path
 
 from _common import RESULTS, with_unit
 
-ORDER = ("ntk", "ntk_neural_tangents", "hessian", "kernels", "chapters")
+ORDER = ("ntk", "ntk_neural_tangents", "hessian", "slq", "kernels", "chapters")
 TITLES = {
     "ntk": "Empirical NTK: Jacobian contraction, vector products, per-layer formula (`benchmarks/ntk.py`)",
     "ntk_neural_tangents": ("Per-layer NTK side by side with neural-tangents 0.6.5 "
                             "(`benchmarks/ntk_neural_tangents.py`, run by hand: it needs its own venv)"),
     "hessian": "Hessian spectral norm by Lanczos (`benchmarks/hessian.py`)",
+    "slq": "Spectral density of a 10⁶-parameter loss Hessian by stochastic Lanczos quadrature (`benchmarks/slq.py`)",
     "kernels": "Analytic NNGP and NTK at depth 5 (`benchmarks/kernels.py`)",
     "chapters": "Chapter execution (`benchmarks/chapters.py`)",
 }
@@ -29,6 +30,11 @@ COLUMNS = {
                             ("max_relative_difference", "largest relative difference", ".1e")],
     "hessian": [("width", "width", "d"), ("params", "parameters", "d"), ("median_s", "time (s)", ".3f"),
                 ("spectral_norm", "‖H‖₂", ".6e"), ("exact", "exact", ".6e"), ("rel_error", "relative error", ".1e")],
+    "slq": [("params", "parameters", "d"), ("probes", "probes", "d"), ("steps", "Lanczos steps", "d"),
+            ("median_s", "time (s)", ".2f"), ("trace_slq", "tr H (SLQ)", ".4g"),
+            ("trace_hutchinson", "tr H (Hutchinson)", ".4g"), ("trace_error_se", "difference (s.e.)", ".2f"),
+            ("top_slq", "largest node", ".5g"), ("top_lanczos", "λ_max (Lanczos)", ".5g"),
+            ("top_rel_error", "relative error", ".1e")],
     "kernels": [("method", "method", ""), ("inputs", "inputs", "d"), ("cold_s", "first call (s)", ".2f"),
                 ("median_s", "time (s)", ".2f"), ("peak_mb", "peak memory (MB)", ".0f")],
     "chapters": [("chapter", "chapter", ""), ("wall_s", "wall (s, two at a time)", ".1f"), ("cpu_s", "CPU (s)", ".1f")],

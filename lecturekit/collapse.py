@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validation import as_host_float_array
+from ._validation import as_host_float_array, check_positive_int
 
 __all__ = ["CollapseMetrics", "collapse_metrics", "class_means", "simplex_etf"]
 
@@ -58,6 +58,8 @@ class CollapseMetrics(NamedTuple):
 
 def _check(features, labels, num_classes=None):
     h = as_host_float_array(features, name="features", ndim=2, nonempty=True)
+    if labels is None or isinstance(labels, (str, bytes, dict)):
+        raise TypeError(f"labels must be an integer array of shape (n,), got {type(labels).__name__}")
     y = np.asarray(labels)
     if y.ndim != 1 or y.shape[0] != h.shape[0] or not np.issubdtype(y.dtype, np.integer):
         raise ValueError(f"labels must be integers of shape ({h.shape[0]},), got {y.dtype} {y.shape}")
@@ -102,9 +104,7 @@ def simplex_etf(num_classes: int) -> np.ndarray:
         >>> collapse.simplex_etf(3).round(3).tolist()[0]
         [1.0, -0.5, -0.5]
     """
-    if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < 2:
-        raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
-    c = int(num_classes)
+    c = check_positive_int(num_classes, name="num_classes", minimum=2)
     return (c * np.eye(c) - np.ones((c, c))) / (c - 1)
 
 

@@ -35,7 +35,7 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from ._validation import (
-    as_float_array, check_callable, check_choice, check_params_pytree, check_positive_int,
+    as_float_array, as_host_float_array, check_callable, check_choice, is_traced, check_params_pytree, check_positive_int,
     check_same_structure,
 )
 
@@ -75,7 +75,12 @@ def _logits2(f):
     return jnp.concatenate([jnp.zeros_like(f), f], axis=1) if f.shape[1] == 1 else f
 
 
+_NO_TARGETS = object()
+
+
 def _check(apply, params, x, y, loss):
+    if y is None:
+        raise TypeError("y must be an array of targets of shape (n, k) or (n,), got None")
     check_callable(apply, name="apply", what="a model apply(params, x)")
     check_params_pytree(params)
     x = as_float_array(x, name="x", ndim=2, nonempty=True)
@@ -85,11 +90,13 @@ def _check(apply, params, x, y, loss):
     except Exception as err:
         raise ValueError(f"apply(params, x) could not be evaluated: {err}") from None
     shape = (out.shape[0], 1) if len(out.shape) == 1 else tuple(out.shape)
-    if y is not None:
+    if y is not _NO_TARGETS:
         y = as_float_array(y, name="y", ndim=(1, 2))
-        y = y[:, None] if y.ndim == 1 else y
-        if tuple(y.shape) != shape:
-            raise ValueError(f"y must have the shape of the outputs {shape}, got {tuple(y.shape)}")
+        got = (y.shape[0], 1) if y.ndim == 1 else tuple(y.shape)
+        if got != shape:
+            raise ValueError(f"y must have the shape of the outputs {shape}, got {got}")
+        # reshape on the host when possible: an eager JAX reshape would compile a program
+        y = y.reshape(shape) if is_traced(y) else jax.device_put(np.asarray(y).reshape(shape))
     return x, y, loss
 
 
@@ -318,7 +325,7 @@ def fisher_information(apply: Callable, params: Any, x: Any, *, max_params: int 
         >>> F.tolist()                            # (1/n) sum p (1 - p) x x^T
         [[0.125, 0.0], [0.0, 0.125]]
     """
-    x, _, _ = _check(apply, params, x, None, "cross_entropy")
+    x, _, _ = _check(apply, params, x, _NO_TARGETS, "cross_entropy")
     _check_size(params, max_params)
     flat, unravel = ravel_pytree(params)
 
@@ -398,18 +405,20 @@ def class_decomposition(apply: Callable, params: Any, x: Any, labels: Any, *,
         >>> bool(np.allclose(parts, d.gauss_newton)), d.weights.round(3).tolist()
         (True, [[0.333, 0.333], [0.167, 0.167]])
     """
-    x, _, _ = _check(apply, params, x, None, "cross_entropy")
+    x, _, _ = _check(apply, params, x, _NO_TARGETS, "cross_entropy")
     _check_size(params, max_params)
+    if labels is None or isinstance(labels, (str, bytes, dict)):
+        raise TypeError(f"labels must be an integer array of shape (n,), got {type(labels).__name__}")
     labels = np.asarray(labels)
     if labels.ndim != 1 or labels.shape[0] != x.shape[0] or not np.issubdtype(labels.dtype, np.integer):
         raise ValueError(f"labels must be integers of shape ({x.shape[0]},), got {labels.dtype} {labels.shape}")
-    flat, _ = ravel_pytree(params)
     out = jax.eval_shape(apply, params, x)
     c = 1 if len(out.shape) == 1 else out.shape[1]
     if c < 2:
         raise ValueError(f"class_decomposition needs C >= 2 logits, got {c}")
     if labels.min() < 0 or labels.max() >= c or np.unique(labels).size != c:
         raise ValueError(f"labels must take every value 0..{c - 1} (every class present)")
+    flat, _ = ravel_pytree(params)
     scores, logp = _scores_fn(apply, _structure(params))(flat, x)
     scores = np.asarray(scores, dtype=np.float64)                             # (n, C, P)
     w = np.exp(np.asarray(logp, dtype=np.float64)) / x.shape[0]               # (n, C)
@@ -455,14 +464,15 @@ def subspace_overlap(vector: Any, basis: Any) -> float:
         0.36
     """
     check_params_pytree(vector, name="vector")
-    g = np.asarray(ravel_pytree(vector)[0], dtype=np.float64)
+    host = lambda tree: np.concatenate(  # noqa: E731  (ravel_pytree order, nothing compiled)
+        [np.ravel(np.asarray(leaf, dtype=np.float64)) for leaf in jax.tree_util.tree_leaves(tree)])
+    g = host(vector)
     if isinstance(basis, (list, tuple)):
         if not basis:
             raise ValueError("basis must hold at least one vector")
-        v = np.stack([np.asarray(ravel_pytree(b)[0], dtype=np.float64) for b in basis])
+        v = np.stack([host(b) for b in basis])
     else:
-        v = np.atleast_2d(np.asarray(as_float_array(basis, name="basis", ndim=(1, 2), nonempty=True),
-                                     dtype=np.float64))
+        v = np.atleast_2d(as_host_float_array(basis, name="basis", ndim=(1, 2), nonempty=True))
     if v.shape[1] != g.size:
         raise ValueError(f"basis vectors must have {g.size} entries (like vector), got {v.shape[1]}")
     norm = float(g @ g)

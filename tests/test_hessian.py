@@ -296,3 +296,72 @@ def test_spectral_density_is_gauss_quadrature_of_each_probe():
         hessian.spectral_density(f, jnp.ones(60), key=key, num_steps=61)
     with pytest.raises(TypeError, match="key"):
         hessian.spectral_density(f, jnp.ones(60), key=0)
+
+
+# --------------------------------------------------------------------------- SLQ on a network
+def _small_network_loss():
+    from lecturekit import sampling, training
+
+    net = nets.mlp((4, 12, 12, 3), "tanh", b_std=0.3, out_b_std=0.3)
+    x = sampling.standard_normal(jax.random.key(21), (30, 4))
+    y = jax.nn.one_hot(jnp.arange(30) % 3, 3)
+    params = net.init(jax.random.key(22))
+    loss = lambda p: training.cross_entropy(net.apply(p, x), y)  # noqa: E731
+    return loss, params
+
+
+def test_slq_moments_and_distribution_match_dense_eigenvalues():
+    """Moments within 4 standard errors derived from the probe count, and W1 within the
+    Jackson bound pi (b - a) / (4 m) plus a probe term 4 (b - a) / sqrt(N P)."""
+    loss, params = _small_network_loss()
+    eig = np.linalg.eigvalsh(np.asarray(hessian.dense_hessian(loss, params)))
+    size, probes, steps = eig.size, 40, 30
+    dens = hessian.spectral_density(loss, params, key=jax.random.key(23), num_probes=probes, num_steps=steps)
+    nodes, weights = np.asarray(dens.nodes), np.asarray(dens.weights)
+    for power in (1, 2, 3):
+        est = np.mean(np.sum(weights * nodes**power, axis=1))
+        # q^T A q / P-normalized: Var <= 2 ||A||_F^2 / P^2 per probe for A = H^power
+        se = np.sqrt(2 * np.sum(eig ** (2 * power)) / probes) / size
+        assert abs(est - np.mean(eig**power)) < 4 * se, (power, est, np.mean(eig**power), se)
+    grid = np.linspace(eig[0] - 1e-3, eig[-1] + 1e-3, 5001)
+    exact_cdf = np.searchsorted(eig, grid, side="right") / size
+    w1 = np.trapezoid(np.abs(hessian.spectral_cdf(dens, grid) - exact_cdf), grid)
+    spread = eig[-1] - eig[0]
+    assert w1 < np.pi * spread / (4 * steps) + 4 * spread / np.sqrt(probes * size), (w1, spread)
+    # a wrong density (the exact one shifted by 10 % of the spread) is far outside that bound
+    shifted = hessian.SpectralDensity(np.asarray(dens.nodes) + 0.1 * spread, dens.weights)
+    w1_shifted = np.trapezoid(np.abs(hessian.spectral_cdf(shifted, grid) - exact_cdf), grid)
+    assert w1_shifted > 2 * w1
+
+
+def test_hutchinson_on_a_network_within_its_standard_error():
+    loss, params = _small_network_loss()
+    eig = np.linalg.eigvalsh(np.asarray(hessian.dense_hessian(loss, params)))
+    for seed in (1, 2, 3):
+        est = hessian.trace_estimate(loss, params, key=jax.random.key(seed), num_probes=64)
+        assert abs(est - eig.sum()) < 4 * np.sqrt(2 * np.sum(eig**2) / 64), (seed, est, eig.sum())
+
+
+def test_slq_is_reproducible_with_its_key():
+    loss, params = _small_network_loss()
+    a = hessian.spectral_density(loss, params, key=jax.random.key(5), num_probes=3, num_steps=10)
+    b = hessian.spectral_density(loss, params, key=jax.random.key(5), num_probes=3, num_steps=10)
+    c = hessian.spectral_density(loss, params, key=jax.random.key(6), num_probes=3, num_steps=10)
+    np.testing.assert_array_equal(a.nodes, b.nodes)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    assert not np.allclose(a.weights, c.weights)
+
+
+def test_smoothed_density_and_cdf():
+    dens = hessian.SpectralDensity(np.array([[0.0, 1.0, 2.0], [0.5, 1.0, 3.0]]),
+                                   np.array([[0.2, 0.3, 0.5], [0.25, 0.25, 0.5]]))
+    grid = np.linspace(-3.0, 6.0, 9001)
+    rho = hessian.smoothed_density(dens, grid, width=0.2)
+    assert np.trapezoid(rho, grid) == pytest.approx(1.0, abs=1e-8)
+    assert np.trapezoid(rho * grid, grid) == pytest.approx(np.mean(np.sum(dens.nodes * dens.weights, 1)), abs=1e-8)
+    cdf = hessian.spectral_cdf(dens, np.array([-1.0, 0.0, 0.75, 1.0, 2.5, 3.0]))
+    np.testing.assert_allclose(cdf, [0.0, 0.1, 0.225, 0.5, 0.75, 1.0])
+    with pytest.raises(ValueError, match="width"):
+        hessian.smoothed_density(dens, grid, width=0.0)
+    with pytest.raises(TypeError, match="density"):
+        hessian.spectral_cdf((dens.nodes, dens.weights), grid)

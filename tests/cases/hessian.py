@@ -2,6 +2,10 @@
 
 from validation_kinds import *  # noqa: F403 (argument kinds, shared inputs, case)
 
+DENSITY = Custom(((None, TYPE_ERR), ((np.ones((1, 2)), np.ones((1, 2))), TYPE_ERR),
+                  (hessian.SpectralDensity(np.ones((1, 2)), np.ones((1, 3))), VALUE_ERR),
+                  (hessian.SpectralDensity(np.array([[np.nan, 1.0]]), np.ones((1, 2))), VALUE_ERR)))
+
 CASES = [
     case("hessian.hvp", hessian.hvp, lambda: dict(f=scalar_loss, params=tree3(), v=tree3()),
          f=Fn(), params=Params(structured=True), v=Params(structured=True)),
@@ -40,4 +44,12 @@ CASES = [
          f=Fn(), params=Params(), key=Key(), num_probes=Int(1), num_steps=Int(1, extra=((10, VALUE_ERR),))),
     case("hessian.dense_hessian", hessian.dense_hessian, lambda: dict(f=scalar_loss, params=tree3(), max_params=10),
          f=Fn(), params=Params(), max_params=Int(1, extra=((2, VALUE_ERR),))),
+    case("hessian.smoothed_density", hessian.smoothed_density,
+         lambda: dict(density=hessian.SpectralDensity(np.array([[0.0, 1.0]]), np.array([[0.5, 0.5]])),
+                      grid=np.linspace(-1.0, 2.0, 7), width=0.1),
+         density=DENSITY, grid=Arr(ndim=1, nonempty=True), width=POS),
+    case("hessian.spectral_cdf", hessian.spectral_cdf,
+         lambda: dict(density=hessian.SpectralDensity(np.array([[0.0, 1.0]]), np.array([[0.5, 0.5]])),
+                      grid=np.linspace(-1.0, 2.0, 7)),
+         density=DENSITY, grid=Arr(ndim=1, nonempty=True)),
 ]
