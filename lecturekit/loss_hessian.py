@@ -370,7 +370,7 @@ class ClassDecomposition(NamedTuple):
 
 def class_decomposition(apply: Callable, params: Any, x: Any, labels: Any, *,
                         max_params: int = 4096) -> ClassDecomposition:
-    """Papyan's three-level split of the Gauss-Newton matrix of a C-class softmax model.
+    """A three-level split (after Papyan) of the Gauss-Newton matrix of a C-class softmax model.
 
     G = (1/n) sum_i sum_c' p_ic' g_ic' g_ic'^T (scores g_ic' = J_i^T (e_c' - p_i)) is a
     weighted sum of outer products over pairs (example i, label c'). Grouping the pairs by
@@ -381,8 +381,9 @@ def class_decomposition(apply: Callable, params: Any, x: Any, labels: Any, *,
     and the first sum splits into its C diagonal terms (c' = c: class) and C (C - 1)
     off-diagonal ones (cross-class). Since sum_c' p_ic' g_ic' = 0 for every i, the means
     of one class obey sum_c' W_cc' mu_cc' = 0: each class term lies in the span of that
-    class's cross terms, and rank(class + cross) <= C (C - 1). Computed in float64 on the
-    host from the Jacobian.
+    class's cross terms, and rank(class + cross) <= C (C - 1). (Papyan's class means average
+    the scores over the incorrect labels c' != c without these weights; with them the split
+    is exact.) Computed in float64 on the host from the Jacobian.
 
     Args:
         apply: the model, logits ``apply(params, x) -> (n, C)``, C >= 2.
