@@ -107,3 +107,30 @@ def test_bad_inputs():
         loss_hessian.decompose(NET.apply, P0, X, TARGETS[:, :2])
     with pytest.raises(ValueError, match="labels"):
         loss_hessian.class_decomposition(NET.apply, P0, X, np.zeros(8, dtype=int))
+
+
+def test_ch08_checkers_accept_solutions_and_reject_classic_mistakes(capsys):
+    from lecturekit.exercises import ExerciseCheckError, ch08
+
+    ch08.check_softmax_curvature(lambda p: np.diag(p) - np.outer(p, p))
+    ch08.check_gauss_newton_rank(lambda n, k, P, loss: min(P, n * (k if loss == "square" else k - 1)))
+    ch08.check_hutchinson_variance(
+        lambda H, probe: 2 * np.sum(H**2) - (2 * np.sum(np.diag(H) ** 2) if probe == "rademacher" else 0))
+    ch08.check_simplex(lambda C: np.sqrt(C / (C - 1)) * (np.eye(C) - 1 / C))
+    assert capsys.readouterr().out.count("Correct") == 4
+    wrong = [
+        (ch08.check_softmax_curvature, lambda p: np.diag(p)),                       # missing -p p^T
+        (ch08.check_softmax_curvature, lambda p: np.diag(p) - np.outer(p, p) - np.eye(p.size)[0][:, None]
+         * 0 + np.outer(np.eye(p.size)[0], np.eye(p.size)[0])),                      # label-dependent
+        (ch08.check_gauss_newton_rank, lambda n, k, P, loss: min(P, n * k)),        # ignores A 1 = 0
+        (ch08.check_gauss_newton_rank, lambda n, k, P, loss: min(n, P)),            # the notes' bound
+        (ch08.check_hutchinson_variance, lambda H, probe: 2 * np.sum(H**2)),        # same for both probes
+        (ch08.check_hutchinson_variance, lambda H, probe: np.sum(H**2)),            # missing factor 2
+        (ch08.check_simplex, lambda C: np.eye(C)),                                  # orthogonal means
+        (ch08.check_simplex, lambda C: np.eye(C) - 1 / C),                          # not unit norm
+    ]
+    for check, answer in wrong:
+        with pytest.raises(ExerciseCheckError):
+            check(answer)
+    with pytest.raises(ExerciseCheckError, match="rank"):
+        ch08.check_gauss_newton_rank(lambda n, k, P, loss: 1 / 0)
