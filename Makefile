@@ -181,8 +181,8 @@ assignments: $(STAMP)  ## nbgrader course directory course/: one graded assignme
 
 # Each script prints its table and goals and writes benchmarks/results/NAME.json; report.py
 # then rewrites benchmarks/RESULTS.md. A script whose goal is not met exits with status 1.
-BENCHMARKS := ntk hessian kernels chapters
-bench: $(STAMP) notebooks  ## benchmarks (under 10 min): NTK methods, Hessian norm, analytic kernels, chapter times
+BENCHMARKS := ntk hessian slq kernels chapters
+bench: $(STAMP) notebooks  ## benchmarks (under 10 min): NTK methods, Hessian norm, SLQ density at 10^6 parameters, analytic kernels, chapter times
 	@t0=$$(date +%s); status=0; \
 	for name in $(BENCHMARKS); do echo "==> benchmarks/$$name.py"; \
 	  $(BIN)/python benchmarks/$$name.py || status=1; echo; done; \

@@ -179,7 +179,8 @@ class NormPosterior(NamedTuple):
 
     Example:
         >>> post = deep_linear.norm_posterior(np.eye(1, 3), np.ones(1), (3, 5))
-        >>> bool(abs(np.trapezoid(post.density, post.r) - 1) < 1e-3), post.geometry.null_dim
+        >>> mass = np.trapezoid(post.density, post.r)
+        >>> bool(abs(mass - 1) < 1e-3), post.geometry.null_dim
         (True, 2)
     """
 
@@ -259,7 +260,7 @@ def norm_posterior(x_data: ArrayLike, y: ArrayLike, widths: Sequence[int], *,
     Example:
         >>> x = np.eye(2, 6)
         >>> post = deep_linear.norm_posterior(x, np.ones(2), (6,), sigma2=3.0)
-        >>> round(post.mean_r2, 6)          # Gaussian prior: k sigma2 / n0 = 4 * 3 / 6
+        >>> round(post.mean_r2, 6)      # Gaussian prior: k sigma2 / n0 = 4 * 3 / 6
         2.0
     """
     geo = interpolation(x_data, y)

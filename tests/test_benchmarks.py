@@ -21,6 +21,7 @@ import hessian as hessian_bench  # noqa: E402
 import kernels as kernels_bench  # noqa: E402
 import ntk as ntk_bench  # noqa: E402
 import report  # noqa: E402
+import slq as slq_bench  # noqa: E402
 
 SCHEMA = {"benchmark", "date", "machine", "jax", "dtype", "setup", "goals", "rows"}
 
@@ -69,6 +70,18 @@ def test_hessian_benchmark_matches_the_exact_norm(results, monkeypatch):
     rows = _record(results, "hessian")["rows"]
     assert [r["width"] for r in rows] == [10, 100]
     assert all(r["rel_error"] < 1e-5 for r in rows), rows
+
+
+def test_slq_benchmark_checks_its_density_against_references(results, monkeypatch):
+    monkeypatch.setattr(slq_bench, "WIDTH", 20)
+    monkeypatch.setattr(slq_bench, "INPUTS", 20)
+    monkeypatch.setattr(slq_bench, "STEPS", 10)
+    slq_bench.main()   # the 60 s goal is for 10^6 parameters; here the record is checked
+    row = _record(results, "slq")["rows"][0]
+    assert row["params"] == 10 * 20 + 20 + 20 * 20 + 20 + 20 * 10 + 10, row
+    # the trace of the density agrees with Hutchinson's within its standard errors and
+    # the largest node with Lanczos (a density with misplaced weights would miss both)
+    assert row["trace_error_se"] < 4 and row["top_rel_error"] < 1e-2, row
 
 
 def test_kernels_benchmark_runs_each_configuration_in_a_child(results, monkeypatch):
