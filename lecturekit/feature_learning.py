@@ -137,7 +137,7 @@ def feature_kernel(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
 
 
 def top_direction_overlap(w0: ArrayLike, w1: ArrayLike, u: ArrayLike) -> float:
-    """|cos| between u and the top input-side singular vector of W_1 - W_0.
+    """The absolute cosine between u and the top input-side singular vector of W_1 - W_0.
 
     W is a first-layer weight matrix in the (d, m) layout of :mod:`lecturekit.nets`
     (hidden unit i is the column W[:, i]); v is the top left singular vector of
