@@ -143,7 +143,7 @@ def top_direction_overlap(w0: ArrayLike, w1: ArrayLike, u: ArrayLike) -> float:
     (hidden unit i is the column W[:, i]); v is the top left singular vector of
     W_1 - W_0, i.e. the top right singular vector of the (m, d) matrix of unit changes,
     the direction in input space along which the hidden units moved most. Returns
-    |<v, u>| / ||u||: 1 when all units moved along u, about 1/sqrt(d) for a random
+    abs(<v, u>) / ||u||: 1 when all units moved along u, about 1/sqrt(d) for a random
     direction.
 
     Args:

@@ -938,7 +938,7 @@ def spectral_cdf(density: SpectralDensity, grid: ArrayLike) -> np.ndarray:
 
     With the exact eigenvalues lambda_k of a P x P matrix the exact F is
     #{k: lambda_k <= lambda} / P; the Wasserstein-1 distance between two spectral measures
-    on an interval is the integral of |F_1 - F_2| over it.
+    on an interval is the integral of abs(F_1 - F_2) over it.
 
     Args:
         density: a :class:`SpectralDensity`.
