@@ -280,7 +280,7 @@ def path_expansion(net: _nets.MLP, params: Any, x: ArrayLike) -> np.ndarray:
 def input_gradients(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
     """df/dx of a scalar-output network, from its one backward pass.
 
-    df/dx = mW_1 W^(1) delta_1, with delta_1 = df/dz^(1) from :meth:`nets.MLP.backward`
+    df/dx = mW_1 W^(1) delta_1, with delta_1 = df/dz^(1) from :meth:`lecturekit.nets.MLP.backward`
     and mW_1 the first layer's multiplier. Traceable (vmap it over networks).
 
     Args:

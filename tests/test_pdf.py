@@ -16,6 +16,7 @@ import resource
 import subprocess
 import sys
 import time
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,8 @@ import make_pdf  # noqa: E402
 
 
 def squeeze(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+    """Text without whitespace, ligatures spelled out (the PDF's text has "\ufb02uctuations")."""
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
 
 
 def print_book(html: Path, out: Path, book_timings: list[str], *extra: str) -> Path:
