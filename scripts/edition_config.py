@@ -42,7 +42,10 @@ def nosolutions_config(base: dict, cache: Path = ROOT / "_build" / ".jupyter_cac
         config["title"] = config.get("title", "") + TITLE_SUFFIX
     config.setdefault("execute", {})["cache"] = str(Path(cache).resolve())
     sphinx = config.setdefault("sphinx", {})
-    sphinx.setdefault("local_extensions", {})[EXTENSION] = str(Path(__file__).resolve().parent)
+    # Jupyter Book resolves these folders against the configuration file's folder (_build/...)
+    sphinx["local_extensions"] = {name: str((ROOT / folder).resolve())
+                                  for name, folder in (sphinx.get("local_extensions") or {}).items()}
+    sphinx["local_extensions"][EXTENSION] = str(Path(__file__).resolve().parent)
     sphinx_config = sphinx.setdefault("config", {})
     extensions = sphinx_config.setdefault("extensions", [])
     if extensions and EXTENSION not in extensions:

@@ -20,7 +20,8 @@ pinned JAX (README, "Teaching with this book").
 
 Jupyter Book resolves the relative paths of the configuration (bibliography, extra HTML
 files) against the book's folder, not the configuration file's, so the derived file can live
-under `_build/`.
+under `_build/`; the one exception, the folders of `sphinx.local_extensions`, resolved
+against the configuration file's folder, are written as absolute paths.
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ def launch_config(base: dict, url: str, branch: str = "main") -> dict:
     launch["binderhub_url"] = BINDERHUB_URL
     launch["notebook_interface"] = "jupyterlab"
     config.setdefault("html", {})["use_repository_button"] = True
+    sphinx = config.get("sphinx") or {}
+    if sphinx.get("local_extensions"):
+        sphinx["local_extensions"] = {name: str((ROOT / folder).resolve())
+                                      for name, folder in sphinx["local_extensions"].items()}
     return config
 
 

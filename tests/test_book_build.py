@@ -109,7 +109,7 @@ def test_every_figure_is_numbered_captioned_and_referenced(book):
                 continue
             number = figure.select_one("figcaption .caption-number")
             text = figure.select_one("figcaption .caption-text")
-            if number is None or not re.fullmatch(r"Figure \d+\s*", number.get_text()):
+            if number is None or not re.fullmatch(r"Figure (\d+\.)?\d+\s*", number.get_text()):
                 problems.append(f"{name}: figure {figure.get('id')} is not numbered")
             if text is None or len(text.get_text(strip=True)) < 40:
                 problems.append(f"{name}: figure {figure.get('id')} has no caption saying what to see")
@@ -117,4 +117,35 @@ def test_every_figure_is_numbered_captioned_and_referenced(book):
             links = soup.select(f'a.reference.internal[href="#{target}"]')
             if not target or not [a for a in links if a.find_parent("figure") is None]:
                 problems.append(f"{name}: figure {target} is not referenced from the text")
+    assert not problems, "\n".join(problems)
+
+
+def test_figures_and_exercises_are_numbered_per_chapter(book):
+    """Chapter N's figures and exercises are N.1, N.2, ... in page order, and the text's
+    references carry the same numbers (scripts/chapter_numbers_ext.py); other pages number
+    from 1. Rejects Sphinx's book-wide sequence ("Figure 70" in Chapter 9)."""
+    from bs4 import BeautifulSoup
+
+    problems = []
+    for page in _chapter_pages(book):
+        chapter = re.match(r"ch(\d+)_", page.name)
+        prefix = f"{int(chapter.group(1))}." if chapter else ""
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for kind, selector in (("Figure", "figure figcaption .caption-number"),
+                               ("Exercise", "p.admonition-title > .caption-number")):
+            found = [" ".join(tag.get_text().split()) for tag in soup.select(selector)
+                     if tag.get_text().startswith(kind)]
+            expected = [f"{kind} {prefix}{k}" for k in range(1, len(found) + 1)]
+            if found != expected:
+                problems.append(f"{page.name}: {found} != {expected}")
+        for figure in soup.select("figure[id]"):
+            number = figure.select_one("figcaption .caption-number")
+            if number is None:
+                continue
+            for link in soup.select(f'a.reference.internal[href="#{figure["id"]}"]'):
+                text = link.get_text(" ", strip=True)
+                if link.find_parent("figure") is None and re.search(r"\d", text) \
+                        and " ".join(number.get_text().split()) not in text:
+                    problems.append(f"{page.name}: reference '{text}' to {figure['id']}")
+    assert any(page.name.startswith("ch09") for page in _chapter_pages(book))
     assert not problems, "\n".join(problems)

@@ -63,7 +63,13 @@ def test_derived_config_sets_repository_and_binder(base):
     assert config["html"]["use_repository_button"] is True
     # everything else is the base configuration, and the base is left untouched
     changed = {("repository",), ("launch_buttons", "binderhub_url"), ("launch_buttons", "notebook_interface"),
-               ("html", "use_repository_button")}
+               ("html", "use_repository_button"), ("sphinx", "local_extensions")}
+    # our extensions' folders become absolute: Jupyter Book resolves them against the
+    # derived file's folder (under _build/), not the book's
+    assert config["sphinx"]["local_extensions"] == {
+        name: str((ROOT / folder).resolve())
+        for name, folder in base["sphinx"]["local_extensions"].items()}
+    assert base["sphinx"]["local_extensions"] == {"chapter_numbers_ext": "scripts"}
     for key, value in base.items():
         if isinstance(value, dict):
             for sub, sub_value in value.items():
