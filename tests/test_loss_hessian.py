@@ -124,6 +124,8 @@ def test_ch08_checkers_accept_solutions_and_reject_classic_mistakes(capsys):
          * 0 + np.outer(np.eye(p.size)[0], np.eye(p.size)[0])),                      # label-dependent
         (ch08.check_gauss_newton_rank, lambda n, k, P, loss: min(P, n * k)),        # ignores A 1 = 0
         (ch08.check_gauss_newton_rank, lambda n, k, P, loss: min(n, P)),            # the notes' bound
+        (ch08.check_gauss_newton_rank,                                              # min(P, .) only
+         lambda n, k, P, loss: min(P, n * k) if loss == "square" else n * (k - 1)),  # for the square
         (ch08.check_hutchinson_variance, lambda H, probe: 2 * np.sum(H**2)),        # same for both probes
         (ch08.check_hutchinson_variance, lambda H, probe: np.sum(H**2)),            # missing factor 2
         (ch08.check_simplex, lambda C: np.eye(C)),                                  # orthogonal means
