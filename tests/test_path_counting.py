@@ -154,3 +154,18 @@ def test_check_active_probability():
         ch09.check_active_probability(lambda x: 0.5)
     with pytest.raises(ExerciseCheckError):               # ties counted as active
         ch09.check_active_probability(lambda x: 1 - exact(x))
+
+
+def test_check_tie_moment():
+    def exact(x):
+        signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * len(x))).reshape(len(x), -1).T
+        return 4 / len(x) * float(np.mean(signs @ x > 0))
+
+    ch09.check_tie_moment(exact)
+    assert exact(np.ones(4)) == 5 / 16
+    with pytest.raises(ExerciseCheckError, match="1. 1. 1. 1."):
+        ch09.check_tie_moment(lambda x: 2 / len(x))          # fair coins
+    with pytest.raises(ExerciseCheckError):                   # P(active) without 4/n_0
+        ch09.check_tie_moment(lambda x: exact(x) * len(x) / 4)
+    with pytest.raises(ExerciseCheckError):                   # ties counted as active
+        ch09.check_tie_moment(lambda x: 4 / len(x) - exact(x))

@@ -17,7 +17,7 @@ import sympy as sp
 from . import ExerciseCheckError, as_scalar, call, compare, passed, require_callable
 
 __all__ = ["check_layer_moment", "check_paths_through_weight", "check_one_layer_ratio",
-           "check_active_probability"]
+           "check_active_probability", "check_tie_moment"]
 
 
 def _symbolic(fn: Callable, n: sp.Symbol, *, what: str) -> sp.Expr:
@@ -151,3 +151,33 @@ def check_active_probability(active_probability: Callable) -> None:
         compare(got, want, what=f"active_probability(x) at x = {x}", rtol=1e-12, atol=1e-12,
                 hint="Enumerate the 2^d sign vectors; a pre-activation exactly 0 is inactive.")
     return passed("ties (pre-activation exactly 0) make a Rademacher unit active with probability < 1/2.")
+
+
+def check_tie_moment(tie_moment: Callable) -> None:
+    """tie_moment(x) must be E[(df/dx_1)^2] for one hidden layer with Rademacher weights.
+
+    The network of Chapter 9 (bias-free ReLU, every layer scaled sqrt(2 / fan-in)) with one
+    hidden layer and independent +-1 weights, at the input x; n_0 = len(x). The reference
+    enumerates the sign patterns of one hidden unit: every path weight squares to
+    (2 / n_0)(2 / n_1), the cross terms vanish, so the moment is (4 / n_0) P(active).
+
+    Args:
+        tie_moment: your function of a 1-D NumPy array x returning a number.
+
+    Example:
+        >>> exercises.ch09.check_tie_moment(lambda x: 2 / len(x))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: tie_moment(x) at x = [1. 1. 1. 1.]: got 0.5 ...
+    """
+    require_callable(tie_moment, what="tie_moment")
+    for x in ([1.0, 1.0, 1.0, 1.0], [3.0, -4.0, 5.0, -6.0], [1.0, 1.0], [2.0, -1.0, -1.0],
+              [0.3, -1.7, 2.2], [1.0, 2.0, 4.0, 8.0]):
+        x = np.array(x)
+        signs = np.array(list(itertools.product((-1.0, 1.0), repeat=len(x))))
+        want = 4 / len(x) * float(np.mean(signs @ x > 0))
+        got = as_scalar(call(tie_moment, x.copy(), what="tie_moment(x)"), what="tie_moment(x)")
+        compare(got, want, what=f"tie_moment(x) at x = {x}", rtol=1e-12, atol=1e-12,
+                hint="Square the path sum: the cross terms vanish and every path weight squares "
+                     "to (2/n_0)(2/n_1), so the moment is (4/n_0) P(active); a tie is inactive.")
+    return passed("E[(df/dx_1)^2] = (4/n_0) P(active): 5/16 at x = (1, 1, 1, 1), and 2/n_0 "
+                  "exactly when no signed sum of the inputs vanishes.")
