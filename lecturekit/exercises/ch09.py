@@ -2,7 +2,8 @@
 
 The references are computed here without ``lecturekit.path_counting``: binomial moments by
 summing the probability mass function in exact rationals, path counts by enumerating the
-paths of small networks, and activation probabilities by enumerating sign patterns.
+paths of small networks, activation probabilities by enumerating sign patterns, and the
+one-layer kernel ratio from unit-wise Gaussian moments.
 """
 
 from __future__ import annotations
@@ -117,9 +118,13 @@ def check_one_layer_ratio(one_layer_ratio: Callable) -> None:
     require_callable(one_layer_ratio, what="one_layer_ratio")
     n = sp.Symbol("n", positive=True, integer=True)
     expr = _symbolic(one_layer_ratio, n, what="one_layer_ratio(n)")
-    # Theta is proportional to chi^2 with 2K degrees of freedom: E[(chi^2_{2K})^2 | K] = 4K^2 + 4K
-    truth = lambda m: (_binomial_mean(m, lambda k: Fraction(4 * k * k + 4 * k))  # noqa: E731
-                       / _binomial_mean(m, lambda k: Fraction(2 * k)) ** 2)
+    # Independent of the chi^2_{2K} law the exercise derives: Theta is proportional to a sum
+    # of n i.i.d. unit terms X = 1{g > 0} (g^2 + v^2), g, v standard normal (g the unit's
+    # pre-activation, v its readout weight). Given g > 0, g^2 has its unconditional law, so
+    # E[X] = (1 + 1) / 2 and E[X^2] = (E g^4 + 2 E g^2 E v^2 + E v^4) / 2 with E g^4 = 3.
+    mean_x, second_x = Fraction(1 + 1, 2), Fraction(3 + 2 + 3, 2)
+    truth = lambda m: ((m * second_x + m * (m - 1) * mean_x**2)  # noqa: E731
+                       / (m * mean_x) ** 2)
     _compare_symbolic(expr, n, truth, what="one_layer_ratio(n)",
                       hint="Write both layers' parts unit by unit: each active unit contributes the "
                            "square of one Gaussian from each layer.")
