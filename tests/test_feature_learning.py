@@ -90,6 +90,8 @@ def test_chapter_7_exercise_checks_accept_the_solutions_and_reject_the_notes():
     ch07.check_ntk_alpha(lambda m: float(np.sqrt(m)))
     with pytest.raises(ExerciseCheckError, match="alpha for width"):
         ch07.check_ntk_alpha(lambda m: float(m))
+    with pytest.raises(ExerciseCheckError, match="alpha for width"):
+        ch07.check_ntk_alpha(lambda m: float(1 / np.sqrt(m)))   # the inverse
 
 
 def test_structured_ntk_of_the_mean_field_net_matches_autodiff_and_decays_like_one_over_width():

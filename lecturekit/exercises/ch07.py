@@ -108,9 +108,13 @@ def check_noise_floor(floor: Callable) -> None:
 def check_ntk_alpha(alpha_for_width: Callable) -> None:
     """alpha_for_width(m) must return the alpha at which the lazy mean-field net is the NTK one.
 
-    Setting: a mean-field network f_MF of width m (``nets.mlp(..., "mean_field")``) and
-    the NTK-parameterized network f_NTK with the same parameters. Find alpha(m) such that
-    alpha (f_MF - f_MF(theta_0)) = f_NTK - f_NTK(theta_0) for all parameters.
+    Setting: a one-hidden-layer mean-field network f_MF of width m
+    (``nets.mlp(..., parameterization="mean_field")``) and the NTK-parameterized network
+    f_NTK with the same parameters, both without a readout bias (``out_b_std = 0``). Find
+    alpha(m) such that alpha (f_MF - f_MF(theta_0)) = f_NTK - f_NTK(theta_0) for all
+    parameters. The check evaluates both library networks at perturbed parameters, and
+    compares one gradient step of size lr on the lazy loss L_alpha of f_MF with one step of
+    size lr / m on the centred NTK loss (:func:`lecturekit.training.lazy_loss`).
 
     Args:
         alpha_for_width: your function m -> alpha.
@@ -120,15 +124,45 @@ def check_ntk_alpha(alpha_for_width: Callable) -> None:
         Traceback (most recent call last):
         lecturekit.exercises.ExerciseCheckError: alpha for width 4...
     """
+    import functools
+
+    import jax
+
+    from .. import nets, training
+
+    def evaluate(net_mf, net_ntk, m, alpha, p0, p1, x, y):
+        """Centred outputs of both networks and one step lr on L_alpha and lr / m on L_NTK."""
+        f_mf = net_mf.apply(p1, x) - net_mf.apply(p0, x)
+        f_ntk = net_ntk.apply(p1, x) - net_ntk.apply(p0, x)
+        g_lazy = jax.grad(training.lazy_loss(net_mf.apply, p0, x, y, alpha=alpha))(p1)
+        g_ntk = jax.grad(training.lazy_loss(net_ntk.apply, p0, x, y, alpha=1.0))(p1)
+        steps = [[0.1 * a for a in jax.tree_util.tree_leaves(g_lazy)],
+                 [0.1 / m * a for a in jax.tree_util.tree_leaves(g_ntk)]]
+        return (f_mf, f_ntk) + tuple(jax.numpy.concatenate([a.ravel() for a in st]) for st in steps)
+
     require_callable(alpha_for_width, what="alpha_for_width")
     rng = np.random.default_rng(71)
     for m in (4, 25, 300):
-        a = rng.standard_normal(m)
-        phi = np.maximum(rng.standard_normal((5, m)), 0.0)
-        f_mf, f_ntk = phi @ a / m, phi @ a / np.sqrt(m)
         got = call_numeric(alpha_for_width, m, what=f"alpha_for_width({m})")
         if got.shape != ():
             raise ExerciseCheckError(f"alpha_for_width should return one number, got shape {got.shape}")
-        compare(got * f_mf, f_ntk, what=f"alpha for width {m}: alpha f_MF against f_NTK", rtol=1e-9,
+        if not np.isfinite(got) or got <= 0:
+            raise ExerciseCheckError(f"alpha_for_width({m}) should be a positive number, got {float(got)}")
+        net_mf, net_ntk = (nets.mlp((3, m, 1), "relu", w_std=1.0, b_std=1.0, out_b_std=0.0, parameterization=par)
+                           for par in ("mean_field", "ntk"))
+        shapes = [{"W": (3, m), "b": (m,)}, {"W": (m, 1), "b": (1,)}]
+        p0 = [{k: rng.standard_normal(sh) for k, sh in layer.items()} for layer in shapes]
+        p1 = [{k: a + 0.3 * rng.standard_normal(a.shape) for k, a in layer.items()} for layer in p0]
+        x, y = rng.standard_normal((5, 3)), rng.standard_normal(5)
+        run = jax.jit(functools.partial(evaluate, net_mf, net_ntk, m, float(got)))
+        f_mf, f_ntk, step_lazy, step_ntk = (np.asarray(a) for a in run(p0, p1, x, y))
+        compare(float(got) * f_mf, f_ntk, what=f"alpha for width {m}: alpha (f_MF - f_MF(theta_0)) against "
+                "f_NTK - f_NTK(theta_0) of the library networks", rtol=1e-5, atol=1e-9,
                 hint="compare the readout multipliers of the two parameterizations (nets module docstring).")
-    return passed("alpha(m) f_MF equals f_NTK at widths 4, 25 and 300.")
+        # one step lr on L_alpha of f_MF equals one step lr / m on the centred NTK loss
+        compare(step_lazy, step_ntk, what=f"alpha for width {m}: a step lr on L_alpha against a step lr / m "
+                "on the centred NTK loss", rtol=1e-5, atol=1e-9,
+                hint="L_alpha = (1/alpha^2) L(alpha (f - f_0)); with the right alpha it is (1/m) times "
+                "the centred NTK loss.")
+    return passed("alpha(m) (f_MF - f_MF(theta_0)) equals f_NTK - f_NTK(theta_0) for the library networks, and "
+                  "a step lr on L_alpha is a step lr / m on the centred NTK loss, at widths 4, 25 and 300.")
