@@ -144,6 +144,31 @@ def as_host_float_array(
     return arr
 
 
+def as_class_labels(labels: Any, *, n: int, num_classes: int | None = None,
+                    name: str = "labels") -> tuple[np.ndarray, int]:
+    """Integer class labels of shape (n,) taking every value 0..C-1, C >= 2, as a NumPy array.
+
+    C is ``num_classes`` when given (e.g. the number of logits), else the largest label + 1.
+    Returns (labels, C).
+    """
+    if labels is None or isinstance(labels, (str, bytes, dict)):
+        raise TypeError(f"{name} must be an integer array of shape (n,), got {type(labels).__name__}")
+    y = np.asarray(labels)
+    if y.ndim != 1 or y.shape[0] != n or not np.issubdtype(y.dtype, np.integer):
+        raise ValueError(f"{name} must be integers of shape ({n},), got {y.dtype} {y.shape}")
+    c = int(y.max()) + 1 if num_classes is None else int(num_classes)
+    if c < 2 or y.min() < 0 or y.max() >= c or np.unique(y).size != c:
+        raise ValueError(f"{name} must take every value 0..C-1 with C = {c} >= 2 (every class "
+                         f"present), got values {np.unique(y)}")
+    return y, c
+
+
+def host_ravel(tree: Any) -> np.ndarray:
+    """The leaves of a pytree as one NumPy vector, in ``ravel_pytree`` order, on the host
+    (eager JAX ops would compile a program for every new shape)."""
+    return np.concatenate([np.ravel(np.asarray(leaf)) for leaf in jax.tree_util.tree_leaves(tree)])
+
+
 def check_broadcastable(**arrays: Any) -> tuple[int, ...]:
     """The common broadcast shape of the named arrays; ``ValueError`` naming them if there is none."""
     shapes = {name: tuple(np.shape(a)) for name, a in arrays.items()}

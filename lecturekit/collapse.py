@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validation import as_host_float_array, check_positive_int
+from ._validation import as_class_labels, as_host_float_array, check_positive_int
 
 __all__ = ["CollapseMetrics", "collapse_metrics", "class_means", "simplex_etf"]
 
@@ -56,16 +56,9 @@ class CollapseMetrics(NamedTuple):
     nc4: float
 
 
-def _check(features, labels, num_classes=None):
+def _check(features, labels):
     h = as_host_float_array(features, name="features", ndim=2, nonempty=True)
-    if labels is None or isinstance(labels, (str, bytes, dict)):
-        raise TypeError(f"labels must be an integer array of shape (n,), got {type(labels).__name__}")
-    y = np.asarray(labels)
-    if y.ndim != 1 or y.shape[0] != h.shape[0] or not np.issubdtype(y.dtype, np.integer):
-        raise ValueError(f"labels must be integers of shape ({h.shape[0]},), got {y.dtype} {y.shape}")
-    c = int(y.max()) + 1 if num_classes is None else int(num_classes)
-    if c < 2 or y.min() < 0 or y.max() >= c or np.unique(y).size != c:
-        raise ValueError(f"labels must take every value 0..C-1 with C >= 2 (got values {np.unique(y)})")
+    y, c = as_class_labels(labels, n=h.shape[0])
     return h, y, c
 
 

@@ -49,7 +49,7 @@ from jax.typing import ArrayLike
 from . import sampling as _sampling
 from ._validation import (
     as_float_array, as_host_float_array, check_callable, check_key, check_params_pytree, check_positive_int, check_real,
-    check_same_structure, concrete, warn_if_below_precision, warn_numerical,
+    check_same_structure, concrete, host_ravel, warn_if_below_precision, warn_numerical,
 )
 
 __all__ = [
@@ -237,7 +237,7 @@ def _flatten(params: Any) -> tuple[np.ndarray, Callable[[jax.Array], Any]]:
     leaves, treedef = jax.tree_util.tree_flatten(params)
     shapes = [np.shape(leaf) for leaf in leaves]
     sizes = [int(np.prod(s)) for s in shapes]
-    flat = np.concatenate([np.ravel(np.asarray(leaf)) for leaf in leaves])
+    flat = host_ravel(leaves)
     offsets = np.cumsum([0] + sizes)
 
     def unravel(theta):

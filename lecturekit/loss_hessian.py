@@ -35,8 +35,8 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from ._validation import (
-    as_float_array, as_host_float_array, check_callable, check_choice, is_traced, check_params_pytree, check_positive_int,
-    check_same_structure,
+    as_class_labels, as_float_array, as_host_float_array, check_callable, check_choice, check_params_pytree,
+    check_positive_int, check_same_structure, host_ravel, is_traced,
 )
 
 __all__ = [
@@ -408,17 +408,11 @@ def class_decomposition(apply: Callable, params: Any, x: Any, labels: Any, *,
     """
     x, _, _ = _check(apply, params, x, _NO_TARGETS, "cross_entropy")
     _check_size(params, max_params)
-    if labels is None or isinstance(labels, (str, bytes, dict)):
-        raise TypeError(f"labels must be an integer array of shape (n,), got {type(labels).__name__}")
-    labels = np.asarray(labels)
-    if labels.ndim != 1 or labels.shape[0] != x.shape[0] or not np.issubdtype(labels.dtype, np.integer):
-        raise ValueError(f"labels must be integers of shape ({x.shape[0]},), got {labels.dtype} {labels.shape}")
     out = jax.eval_shape(apply, params, x)
     c = 1 if len(out.shape) == 1 else out.shape[1]
     if c < 2:
         raise ValueError(f"class_decomposition needs C >= 2 logits, got {c}")
-    if labels.min() < 0 or labels.max() >= c or np.unique(labels).size != c:
-        raise ValueError(f"labels must take every value 0..{c - 1} (every class present)")
+    labels, _ = as_class_labels(labels, n=x.shape[0], num_classes=c)
     flat, _ = ravel_pytree(params)
     scores, logp = _scores_fn(apply, _structure(params))(flat, x)
     scores = np.asarray(scores, dtype=np.float64)                             # (n, C, P)
@@ -465,8 +459,7 @@ def subspace_overlap(vector: Any, basis: Any) -> float:
         0.36
     """
     check_params_pytree(vector, name="vector")
-    host = lambda tree: np.concatenate(  # noqa: E731  (ravel_pytree order, nothing compiled)
-        [np.ravel(np.asarray(leaf, dtype=np.float64)) for leaf in jax.tree_util.tree_leaves(tree)])
+    host = lambda tree: host_ravel(tree).astype(np.float64)  # noqa: E731  (nothing compiled)
     g = host(vector)
     if isinstance(basis, (list, tuple)):
         if not basis:
