@@ -37,7 +37,7 @@ COLUMNS = {
             ("top_rel_error", "relative error", ".1e")],
     "kernels": [("method", "method", ""), ("inputs", "inputs", "d"), ("cold_s", "first call (s)", ".2f"),
                 ("median_s", "time (s)", ".2f"), ("peak_mb", "peak memory (MB)", ".0f")],
-    "chapters": [("chapter", "chapter", ""), ("wall_s", "wall (s, two at a time)", ".1f"), ("cpu_s", "CPU (s)", ".1f")],
+    "chapters": [("chapter", "chapter", ""), ("wall_s", "wall (s)", ".1f"), ("cpu_s", "CPU (s)", ".1f")],
 }
 
 

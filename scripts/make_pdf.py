@@ -16,7 +16,14 @@ tests/test_browser.py; any request to another host is refused), which
 - turns the headings into PDF bookmarks (chapter titles, their sections and subsections)
   and the links of the contents and of cross-references into links inside the PDF.
 
-pypdf then sets the document's title and author and opens the bookmarks pane.
+pypdf then sets the document's title and author and opens the bookmarks pane, and pikepdf
+packs the objects into compressed streams.
+
+The size is kept down (the whole book, about 600 pages, in about 11 MB): the figures are
+embedded as the PNG files of the HTML book (100 dpi, as on screen); shadows are switched
+off, since Chromium rasterizes each one into a 300 dpi mask image (two per code cell, most
+of a 58 MB book before); and the PDF is not tagged unless `--tagged` is given (`make pdf
+TAGGED=1`): Chromium's structure tree, for screen readers, adds about a third.
 
 What a printed page cannot do is undone: collapsed blocks (hint and solution dropdowns,
 cells whose code or output the HTML hides behind "Show code") are printed open. In the
@@ -29,6 +36,7 @@ from __future__ import annotations
 import argparse
 import functools
 import html
+import io
 import logging
 import os
 import posixpath
@@ -81,6 +89,10 @@ div.highlight pre, .output pre { white-space: pre-wrap; overflow-wrap: anywhere;
 img { max-width: 100% !important; height: auto; }
 mjx-container[display="true"] { overflow: visible !important; }
 .admonition, div.admonition { break-inside: auto; }
+/* No shadows: Chromium prints each one as a 300 dpi soft-mask image (two per code cell,
+   most of a 60 MB book). An id selector outranks the theme's own !important shadows. */
+body *:not(#pdf-none), body *:not(#pdf-none)::before, body *:not(#pdf-none)::after {
+  box-shadow: none !important; text-shadow: none !important; }
 """
 
 FOOTER = (
@@ -321,8 +333,10 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
 
-def print_pdf(html_dir: Path, document: str, out: Path, chromium: Path = CHROMIUM) -> dict:
-    """Serve `document` beside `html_dir`, let Chromium typeset and print it to `out`."""
+def print_pdf(html_dir: Path, document: str, out: Path, chromium: Path = CHROMIUM, *,
+              tagged: bool = False) -> dict:
+    """Serve `document` beside `html_dir`, let Chromium typeset and print it to `out`;
+    `tagged`: with Chromium's structure tags (for screen readers; a quarter of the size)."""
     if not chromium.is_file():
         raise PdfError(
             f"Chromium is missing ({chromium}): run `make browser-deps`, or install Debian's "
@@ -364,7 +378,7 @@ def print_pdf(html_dir: Path, document: str, out: Path, chromium: Path = CHROMIU
                     header_template=HEADER,
                     footer_template=FOOTER,
                     margin={"top": "17mm", "bottom": "17mm", "left": "16mm", "right": "16mm"},
-                    tagged=True,  # structure tags, for screen readers; the bookmarks come from finish()
+                    tagged=tagged,  # the bookmarks come from finish() either way
                 )
             finally:
                 browser.close()
@@ -384,6 +398,7 @@ def finish(raw: Path, out: Path, title: str, author: str, headings: list[dict],
     contents ("Chapters", "Appendices"), with its sections and subsections (h2, h3). Each
     points where Chromium put the heading: the named destination of its section's id (a
     link target in the print document)."""
+    import pikepdf
     from pypdf import PdfReader, PdfWriter
     from pypdf.generic import Fit
 
@@ -429,8 +444,13 @@ def finish(raw: Path, out: Path, title: str, author: str, headings: list[dict],
             del parents[deeper]
     writer.add_metadata({"/Title": title, "/Author": author, "/Creator": "scripts/make_pdf.py (Chromium)"})
     writer.page_mode = "/UseOutlines"
-    with open(out, "wb") as stream:
-        writer.write(stream)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    # pypdf writes every object on its own, uncompressed; pikepdf (qpdf) packs them into
+    # compressed object streams (a tagged PDF has tens of thousands: its size falls by 60 %).
+    with pikepdf.open(buffer) as pdf:
+        pdf.save(out, object_stream_mode=pikepdf.ObjectStreamMode.generate, compress_streams=True,
+                 recompress_flate=True)
     return len(writer.pages)
 
 
@@ -449,11 +469,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--toc", type=Path, default=ROOT / "_toc.yml")
     parser.add_argument("--edition", default=None, help="a line under the title, e.g. 'Edition without solutions'")
     parser.add_argument("--only", nargs="+", metavar="DOCNAME", help="print only these pages (a quick look)")
+    parser.add_argument("--tagged", action="store_true",
+                        help="a tagged PDF, for screen readers: Chromium's structure tree adds about "
+                             "a third to the size (the HTML book is the accessible edition)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     title, author = book_metadata(args.config)
     try:
         import bs4  # noqa: F401
+        import pikepdf  # noqa: F401
         import pypdf  # noqa: F401
     except ImportError as error:
         raise PdfError(f"{error.name} is missing: run `make venv` (it is in the `book` extra)") from error
@@ -461,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     pages = [(doc, part) for doc, part in toc_pages(args.toc) if not args.only or doc in args.only]
     document, titles = print_document(html_dir, pages, title, author, args.edition)
     raw = args.out.with_suffix(".chromium.pdf")
-    facts = print_pdf(html_dir, document, raw)
+    facts = print_pdf(html_dir, document, raw, tagged=args.tagged)
     problems = [f"formula not typeset: {text}" for text in facts["unrendered"][:10]]
     problems += [f"MathJax error: {text}" for text in facts["errors"][:10]]
     problems += [f"image not loaded: {src}" for src in facts["brokenImages"][:10]]
@@ -474,8 +498,9 @@ def main(argv: list[str] | None = None) -> int:
     parts = {f"page-{_slug(doc)}": part for doc, part in pages}
     count = finish(raw, args.out, title, author, facts["headings"], parts)
     raw.unlink()
-    print(f"wrote {args.out}: {count} pages, {len(titles)} pages of the book, "
-          f"{facts['formulas']} formulas, {time.perf_counter() - start:.0f} s")
+    print(f"wrote {args.out}: {count} pages ({args.out.stat().st_size / 1e6:.1f} MB), "
+          f"{len(titles)} pages of the book, {facts['formulas']} formulas, "
+          f"{time.perf_counter() - start:.0f} s")
     return 0
 
 

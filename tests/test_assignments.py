@@ -1,11 +1,15 @@
 """The nbgrader course (`make assignments`, scripts/make_assignments.py).
 
 The source notebooks are checked for every chapter with exercises (cheap: no execution).
-One chapter then goes through nbgrader end to end in a temporary course directory:
-`nbgrader generate_assignment` releases it, and `nbgrader autograde` grades two submissions,
-the released notebook as it is (0 points) and the released notebook with the solutions
-pasted into its stubs (full marks). The chapter is the one with the shortest execution
-(each submission executes it once: about 20 s).
+Then nbgrader runs end to end in a temporary course directory, on an assignment made of
+Chapter 1's first cell (its imports) and its first two exercises, text, hints, solutions
+and checks as they are in the chapter: `nbgrader generate_assignment` releases it, and
+`nbgrader autograde` grades two submissions, the released notebook as it is (0 points) and
+the released notebook with the solutions pasted into its stubs (full marks). The rest of
+the chapter is left out so that the test executes no experiment (the unit stage must not
+hide a chapter's execution); that every chapter's solutions pass its checks is what nbval
+shows, executing the chapters with their solutions, and that every released stub fails
+its check is tests/test_student_exercises.py's.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 
@@ -28,8 +33,9 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import make_assignments  # noqa: E402
 
 CHECK_CALL = re.compile(r"\bexercises\.\w+\.check_\w+\s*\(")
-CHAPTER = "ch01_initialization"  # the fastest chapter with exercises
+CHAPTER = "ch01_initialization"
 CHAPTERS = chapters_with_exercises()
+GRADED_EXERCISES = 2
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +96,33 @@ def solved(released: nbformat.NotebookNode, source: nbformat.NotebookNode) -> nb
     return nb
 
 
-def test_release_and_autograde(course):
+def first_exercises(chapter: Path, count: int, folder: Path) -> Path:
+    """A MyST page with the chapter's first code cell and its first `count` exercises (each
+    up to its check cell), written as `folder/<chapter name>`."""
+    nb = jupytext.read(chapter)
+    first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    start = next(i for i, c in enumerate(nb.cells)
+                 if c.cell_type == "markdown" and c.source.lstrip().startswith("## Exercises"))
+    checks = [i for i, c in enumerate(nb.cells[start:], start)
+              if c.cell_type == "code" and CHECK_CALL.search(c.source)]
+    assert len(checks) >= count, f"{chapter.name} has fewer than {count} exercise checks"
+    nb.cells = [nb.cells[first_code], *nb.cells[start:checks[count - 1] + 1]]
+    page = folder / chapter.name
+    jupytext.write(nb, page, fmt="md:myst")
+    return page
+
+
+@pytest.fixture(scope="module")
+def short_course(tmp_path_factory) -> Path:
+    course = tmp_path_factory.mktemp("short-course")
+    page = first_exercises(ROOT / "chapters" / f"{CHAPTER}.md", GRADED_EXERCISES,
+                           tmp_path_factory.mktemp("pages"))
+    assert [path.parent.name for path in make_assignments.write_course(course, [page])] == [CHAPTER]
+    return course
+
+
+def test_release_and_autograde(short_course):
+    course = short_course
     start = time.perf_counter()
     nbgrader(course, "generate_assignment", CHAPTER, "--create", "--force")
     released_path = course / "release" / CHAPTER / f"{CHAPTER}.ipynb"
@@ -101,6 +133,7 @@ def test_release_and_autograde(course):
     code, prose = snippets(ROOT / "chapters" / f"{CHAPTER}.md")
     text = "\n".join(cell.source for cell in released.cells)
     assert not found(code, text) and not found(prose, text), (found(code, text), found(prose, text))
+    assert len(CHECK_CALL.findall(text)) == GRADED_EXERCISES, text
     assert make_student.BEGIN not in text and "raise NotImplementedError()" in text
     assert all(not cell.get("outputs") for cell in released.cells if cell.cell_type == "code")
 
@@ -118,7 +151,7 @@ def test_release_and_autograde(course):
             submission = gradebook.find_submission(CHAPTER, student)
             scores[student] = (submission.code_score, submission.max_code_score)
     max_points = sum(grading(c)["points"] for c in source.cells if c.cell_type == "code" and grading(c).get("grade"))
-    assert max_points >= 4
+    assert max_points == 3  # a ★ exercise (1 point) and a ★★ one (2 points)
     assert scores["unsolved"] == (0, max_points), scores
     assert scores["solved"] == (max_points, max_points), scores
     shutil.rmtree(course / "autograded", ignore_errors=True)

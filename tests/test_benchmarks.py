@@ -17,6 +17,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
 import _common  # noqa: E402
+import chapters as chapters_bench  # noqa: E402
 import hessian as hessian_bench  # noqa: E402
 import kernels as kernels_bench  # noqa: E402
 import ntk as ntk_bench  # noqa: E402
@@ -90,6 +91,42 @@ def test_kernels_benchmark_runs_each_configuration_in_a_child(results, monkeypat
     rows = _record(results, "kernels")["rows"]
     assert [(r["method"], r["inputs"]) for r in rows] == [("tiled", 40), ("one block", 40)]
     assert all(r["peak_mb"] >= 0 and r["median_s"] > 0 for r in rows), rows
+
+
+TINY_CHAPTER = """\
+---
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A page that takes a moment
+
+```{code-cell} ipython3
+import time
+
+time.sleep(0.5)
+```
+"""
+
+
+def test_chapter_benchmark_fails_a_chapter_over_its_budget(results, monkeypatch, tmp_path):
+    folder = tmp_path / "chapters"
+    folder.mkdir()
+    (folder / "quick.md").write_text(TINY_CHAPTER)
+    (folder / "notes.md").write_text("# Not executed: no kernelspec\n")
+    monkeypatch.setenv("CHAPTER_BUDGET_S", "0.25")  # the sleep alone is over it
+    assert not chapters_bench.main(folder)
+    record = _record(results, "chapters")
+    assert [r["chapter"] for r in record["rows"]] == ["quick"]
+    assert record["rows"][0]["wall_s"] > 0.5 and record["rows"][0]["cpu_s"] > 0, record
+    assert [(g["goal"], g["met"]) for g in record["goals"]] == [("quick: wall time", False)]
+    monkeypatch.setenv("CHAPTER_BUDGET_S", "300")
+    assert chapters_bench.main(folder)
+    monkeypatch.setenv("CHAPTER_BUDGET_S", "soon")
+    with pytest.raises(SystemExit, match="CHAPTER_BUDGET_S must be a number"):
+        chapters_bench.main(folder)
 
 
 def test_report_writes_every_table(results):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import jax
 import jax.flatten_util
 import jax.numpy as jnp
@@ -67,17 +65,14 @@ def test_block_case_matches_closed_form(m):
     assert abs(got - exact) <= 1e-4 * exact, (m, got, exact)
 
 
-def test_width_one_million_is_fast_and_right():
+def test_width_one_million_is_right():
+    # Its time (goal: under 10 s on 2 quiet cores) is measured by `make bench`
+    # (benchmarks/hessian.py), not here: a busy machine must not fail the unit tests.
     m = 10**6
     w, v = _one_hidden(m, seed=7)
-    f = _fixed_output(v, m)
-    start = time.perf_counter()
-    got = hessian.spectral_norm(f, w)
-    elapsed = time.perf_counter() - start
+    got = hessian.spectral_norm(_fixed_output(v, m), w)
     exact = _exact_diagonal(w, v, m)
     assert abs(got - exact) <= 1e-4 * exact, (got, exact)
-    # 10 s is the target on an idle 2-core machine; allow for a shared, loaded one.
-    assert elapsed < 30.0, elapsed
 
 
 def test_dense_hessian_and_blocks_agree():
