@@ -84,7 +84,17 @@ def test_the_scanner_finds_typed_numbers_and_skips_the_rest():
     assert typed_decimals(text) == ["0.518", ".25", "1.7e-3", "0.570"]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
+# Pages not yet converted to glued numbers (issue #27): expected to fail, strictly, so that a
+# page leaves this set the moment it passes. The set must end empty.
+NOT_YET_GLUED = {"appendix_errata", "appendix_fast", "ch01_initialization", "ch02_ntk",
+                 "ch03_transition_to_linearity", "ch04_catapult", "ch05_implicit_bias",
+                 "ch06_linear_regions", "ch07_feature_learning", "ch08_loss_hessian",
+                 "ch09_finite_width", "ch10_deep_linear"}
+
+
+@pytest.mark.parametrize("page", [
+    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="not yet converted (#27)"))
+    if p.stem in NOT_YET_GLUED else p for p in PAGES], ids=lambda p: p.stem)
 def test_measured_numbers_are_glued(page):
     allowed = typed_on_purpose(page.stem)
     found: dict[str, int] = {}
