@@ -155,9 +155,14 @@ test: $(STAMP) $(MATHJAX) notebooks  ## chapters under nbval; then, side by side
 	exit $$status
 
 # --doctest-modules: the Example of every docstring in lecturekit runs too (root conftest.py).
+# Two workers, each with a single-threaded XLA: the unit tests are small programs, mostly
+# compilation, and XLA's thread pools only fight each other (and the chapters that `make
+# test` runs beside them) for the 2 cores: a fifth less CPU time.
+UNIT_XLA_FLAGS := --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1
 test-unit: $(STAMP)  ## unit and property tests, and the docstring examples (two pytest-xdist workers)
-	@$(call STAGE_TIMER,$(BIN)/pytest -n 2 -m "not notebooks and not book and not determinism" \
-	  --durations=10 --doctest-modules tests/ lecturekit/)
+	@$(call STAGE_TIMER,XLA_FLAGS="$(UNIT_XLA_FLAGS)" $(BIN)/pytest -n 2 \
+	  -m "not notebooks and not book and not determinism" --durations=10 \
+	  --doctest-modules tests/ lecturekit/)
 
 # Two at a time (pytest-xdist, --dist loadfile: a notebook's cells stay together, in order,
 # in one worker and one kernel); the chapter table is printed at the end.
