@@ -226,6 +226,24 @@ def test_kernel_ridge():
     rejects(ch02.check_kernel_ridge, lambda K, kt, y, r: kt @ np.linalg.solve(K + 2 * r * np.eye(len(y)), y), "ridge")
 
 
+def readout_covariance(k, kt, ktt, t, *, twice=2.0, scale=None):
+    """K(*,*) - K(*,S) K^-1 (I - exp(-twice t K / n)) K(S,*), by eigendecomposition."""
+    n = k.shape[0]
+    mu, u = np.linalg.eigh(k)
+    decay = (u * np.exp(-twice * t * mu / (n if scale is None else scale))) @ u.T
+    return ktt - kt @ np.linalg.solve(k, (np.eye(n) - decay) @ kt.T)
+
+
+def test_readout_ensemble():
+    ch02.check_readout_ensemble(readout_covariance)
+    rejects(ch02.check_readout_ensemble, lambda *a: readout_covariance(*a, twice=1.0), "two factors")
+    rejects(ch02.check_readout_ensemble, lambda k, kt, ktt, t: ktt - kt @ np.linalg.solve(k, kt.T),
+            "NNGP posterior")
+    rejects(ch02.check_readout_ensemble, lambda k, kt, ktt, t: ktt, "prior")
+    rejects(ch02.check_readout_ensemble, lambda *a: readout_covariance(*a, scale=1.0), "1/n")
+    rejects(ch02.check_readout_ensemble, lambda k, kt, ktt, t: ktt[0], r"expected shape \(4, 4\)")
+
+
 # ======================================================================================
 # Chapter 3
 
