@@ -438,9 +438,9 @@ def trained_ensemble_law(
 
     Example:
         >>> from lecturekit import regression
-        >>> k = jnp.array([[1.0, 0.5], [0.5, 1.0]])   # one training and one test input
+        >>> k = jnp.array([[1.0, 0.5], [0.5, 1.0]])   # a training and a test input
         >>> law = regression.trained_ensemble_law(k, k, jnp.array([2.0]), 1e9)
-        >>> float(law.mean[0]), float(law.covariance[0, 0])   # the GP posterior of k
+        >>> float(law.mean[0]), float(law.covariance[0, 0])   # the GP posterior
         (1.0, 0.75)
     """
     theta = _array(ntk, name="ntk", ndim=2, nonempty=True)

@@ -724,6 +724,7 @@ FUNCTION_CHECKS = {
     ch02.check_gradient_flow: "flow_predictor",
     ch02.check_flip_probability: "flip_probability",
     ch02.check_kernel_ridge: "krr_predict",
+    ch02.check_readout_ensemble: "readout_ensemble_covariance",
     ch03.check_hessian_spectrum: "hessian_spectrum",
     ch03.check_norm_221: "norm_221",
     ch03.check_relu_hessian_norm: "relu_hessian_norm",
@@ -754,7 +755,7 @@ def test_every_check_is_covered():
     modules = (ch01, ch02, ch03, ch04, ch05, ch06, fast)
     checks = {getattr(m, name) for m in modules for name in dir(m) if name.startswith("check_")}
     covered = set(FUNCTION_CHECKS) | VALUE_CHECKS
-    assert len(checks) == 31 and checks == covered, checks ^ covered
+    assert len(checks) == 32 and checks == covered, checks ^ covered
 
 
 def stub(*args):
