@@ -24,7 +24,9 @@ The *correlation map* at a variance K (usually the fixed point) is
 
 and its slope at rho = 1 is chi_perp(K): chi_perp < 1 (ordered phase) makes rho = 1 stable,
 so all inputs become alike with depth; chi_perp > 1 (chaotic phase) makes nearby inputs
-decorrelate; chi_perp = 1 is the critical line.
+decorrelate; chi_perp = 1 is the edge of chaos. Criticality in the strict sense asks for
+chi_par = chi_perp = 1; on the edge of chaos with C_b > 0, chi_par(K*) < 1 (for tanh the two
+meet only at (C_b, C_w) = (0, 1)).
 
 These maps are the NNGP step of :mod:`lecturekit.kernels` (the one layer-to-layer recursion
 of lecturekit) with the Gaussian expectations of :mod:`lecturekit.gaussian`: closed forms for
@@ -435,7 +437,7 @@ def _kernel_scan(a, c, b, dual, c_w, c_b, depth):
 
 
 # --------------------------------------------------------------------------------------
-# The critical line
+# The edge of chaos (the line chi_perp(K*) = 1)
 
 
 def critical_weight_variance(
@@ -448,6 +450,9 @@ def critical_weight_variance(
     xtol: float = 1e-10,
 ) -> float:
     """The weight variance C_W = w_std^2 at which chi_perp(K*) = 1, given b_std (Brent's method).
+
+    This is the edge of chaos; chi_par(K*) is generally below 1 there (strict criticality,
+    chi_par = chi_perp = 1, holds for tanh only at b_std = 0).
 
     K* is the fixed point reached by iterating the variance map from K = 1. ``bracket``
     (of weight variances) must contain the answer (chi_perp - 1 changes sign on it). For
@@ -463,7 +468,7 @@ def critical_weight_variance(
         xtol: absolute tolerance on C_W.
 
     Returns:
-        The critical C_W (a float; the critical sigma_w is its square root).
+        The edge-of-chaos C_W (a float; sigma_w is its square root).
 
     Example:
         >>> from lecturekit import criticality

@@ -59,6 +59,8 @@ class KernelRun(NamedTuple):
         sup_delta_k: dict head -> (S,) its supremum over the run, Delta K.
         l2_move: (S,) Euclidean distance ||theta_T - theta_0|| of the final parameters.
         linf_move: (S,) largest change of a single parameter.
+        l2_path: (S, R) Euclidean distance ||theta_t - theta_0|| at the observation steps
+            (its last column is ``l2_move``); None when built by hand without it.
 
     Example:
         >>> from lecturekit import kernel_change
@@ -73,6 +75,7 @@ class KernelRun(NamedTuple):
     sup_delta_k: dict[str, jax.Array]
     l2_move: jax.Array
     linf_move: jax.Array
+    l2_path: jax.Array | None = None
 
 
 def kernel_change_run(
@@ -227,14 +230,19 @@ def kernel_change_runs(
                 out = alpha * (out - out0)
             return loss_fn(out, targets) / alpha**2
 
+        def distance(params):
+            return jax.flatten_util.ravel_pytree(jax.tree_util.tree_map(jnp.subtract, params, params0))[0]
+
         def observe(params):
-            return {h: _heads.head_ntk(net, params, x, h) for h in kernel_heads}
+            kernels = {h: _heads.head_ntk(net, params, x, h) for h in kernel_heads}
+            return kernels, jnp.linalg.norm(distance(params))
 
         traj = _training.descend(objective, params0, lr=lr, steps=steps, every=every, observe=observe)
-        dk = {h: _training.relative_kernel_change(k, k[0]) for h, k in traj.observed.items()}
-        move = jax.flatten_util.ravel_pytree(jax.tree_util.tree_map(jnp.subtract, traj.final_params, params0))[0]
+        observed, path = traj.observed
+        dk = {h: _training.relative_kernel_change(k, k[0]) for h, k in observed.items()}
+        move = distance(traj.final_params)
         sup = {h: jnp.max(v) for h, v in dk.items()}
-        return traj.losses[::every], dk, sup, jnp.linalg.norm(move), jnp.max(jnp.abs(move))
+        return traj.losses[::every], dk, sup, jnp.linalg.norm(move), jnp.max(jnp.abs(move)), path
 
     def all_runs(params0, alphas):
         return [jax.vmap(lambda p, a, c=c: one(p, a, *c))(params0, alphas) for c in parsed]

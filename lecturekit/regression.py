@@ -26,6 +26,12 @@ shape (n,) or (n, c) for c outputs (the kernel is shared by all outputs).
       f_s(x) = f_0(x) + k(x, S) K^(-1) (I - (I - lr K / n)^s) (y - f_0(S))
 
   (:func:`gradient_descent_predictor`): Euler's method for the flow, solved in closed form.
+* The trained infinite-width ensemble (:func:`trained_ensemble_law`): f_t above is linear in
+  f_0, so when f_0 is a centred Gaussian process with covariance K (the NNGP) and the tangent
+  kernel Theta is deterministic (infinite width), f_t is Gaussian with mean
+  Theta(x, S) M_t y and covariance
+  K(x, x') - Theta(x, S) M_t K(S, x') - K(x, S) M_t Theta(S, x') + Theta(x, S) M_t K(S, S) M_t Theta(S, x'),
+  M_t = Theta^(-1) (I - exp(-t Theta / n)) (Lee et al. 2019).
 
 Evaluation. Each public function validates its arguments and then runs one numerical core:
 with NumPy (LAPACK) for concrete arrays, so a call compiles nothing, or with jax.numpy when its
@@ -50,6 +56,8 @@ __all__ = [
     "gradient_flow_predictor",
     "gradient_flow_train_loss",
     "gradient_descent_predictor",
+    "EnsembleLaw",
+    "trained_ensemble_law",
 ]
 
 
@@ -366,3 +374,123 @@ def _initial_outputs(prob, f0_train, f0_test, k_test_train):
         if f0t.shape != out_shape:
             raise ValueError(f"f0_test must have shape {out_shape}, got {tuple(f0t.shape)}")
     return f0s, f0t
+
+
+class EnsembleLaw(NamedTuple):
+    """The Gaussian law of the trained outputs f_t(X_test) over initializations.
+
+    Returned by :func:`trained_ensemble_law`; a leading time axis when ``t`` is an array.
+
+    Attributes:
+        mean: E f_t(X_test), shape t.shape + (n_test,).
+        covariance: Cov f_t(X_test), shape t.shape + (n_test, n_test).
+
+    Example:
+        >>> from lecturekit import regression
+        >>> law = regression.EnsembleLaw(jnp.zeros(2), jnp.eye(2))
+        >>> law.mean.shape, law.covariance.shape
+        ((2,), (2, 2))
+    """
+
+    mean: jax.Array
+    covariance: jax.Array
+
+
+def trained_ensemble_law(
+    ntk: ArrayLike, nngp: ArrayLike, y: ArrayLike, t: ArrayLike, *, lr: float | None = None
+) -> EnsembleLaw:
+    """Mean and covariance of f_t on test inputs for an ensemble of linearized networks.
+
+    The model is the linearization of a network at its random initialization, trained by
+    gradient flow on L = (1/2n) sum_i (f(x_i) - y_i)^2: with a fixed tangent kernel Theta,
+
+        f_t(x) = f_0(x) + Theta(x, S) M_t (y - f_0(S)),   M_t = Theta^(-1) (I - exp(-t Theta / n)).
+
+    If f_0 is a centred Gaussian process with covariance K and Theta does not depend on the
+    initialization (both hold at infinite width: K is the NNGP, Theta the NTK), f_t is
+    Gaussian, with mean Theta(x, S) M_t y and covariance
+
+        K(x, x') - Theta(x, S) M_t K(S, x') - K(x, S) M_t Theta(S, x')
+                 + Theta(x, S) M_t K(S, S) M_t Theta(S, x')
+
+    (Lee et al. 2019; the same formula as neural-tangents' ``gradient_descent_mse_ensemble``).
+    At t = 0 it is the prior (0, K); with Theta = K (only the readout trained) and t -> inf,
+    the noise-free GP posterior of K. With ``lr`` the law is that of gradient descent with
+    step lr for t / lr steps: exp(-t Theta / n) becomes (I - lr Theta / n)^(t / lr), which is
+    exact for the linearized model. Evaluated in the eigenbasis of Theta(S, S), like
+    :func:`gradient_flow_predictor` (finite for a singular kernel).
+
+    Args:
+        ntk: the tangent kernel Theta on the inputs (S, X_test), shape (n + m, n + m): the
+            n training inputs first (n = len(y)), then the m test inputs.
+        nngp: the covariance K of f_0 on the same inputs, same shape.
+        y: training labels, shape (n,).
+        t: a time >= 0 or an array of times (a leading axis of the result).
+        lr: optional step size > 0: gradient descent instead of gradient flow; t / lr must
+            be a whole number of steps.
+
+    Returns:
+        An :class:`EnsembleLaw` (mean, covariance) on the m test inputs.
+
+    Raises:
+        ValueError: if the kernels are not square of one shape, y has n >= n + m rows, a
+            time is negative, or t / lr is not a whole number.
+
+    Example:
+        >>> from lecturekit import regression
+        >>> k = jnp.array([[1.0, 0.5], [0.5, 1.0]])   # a training and a test input
+        >>> law = regression.trained_ensemble_law(k, k, jnp.array([2.0]), 1e9)
+        >>> float(law.mean[0]), float(law.covariance[0, 0])   # the GP posterior
+        (1.0, 0.75)
+    """
+    theta = _array(ntk, name="ntk", ndim=2, nonempty=True)
+    k = _array(nngp, name="nngp", ndim=2, nonempty=True)
+    if theta.shape[0] != theta.shape[1]:
+        raise ValueError(f"ntk must be a square Gram matrix on (S, X_test), got shape {tuple(theta.shape)}")
+    if k.shape != theta.shape:
+        raise ValueError(f"nngp must have the shape of ntk {tuple(theta.shape)}, got {tuple(k.shape)}")
+    y = _array(y, name="y", ndim=1, nonempty=True)
+    n = y.shape[0]
+    if n >= theta.shape[0]:
+        raise ValueError(
+            f"y has {n} labels, so ntk and nngp need more than {n} rows (the training inputs first, "
+            f"then at least one test input); got shape {tuple(theta.shape)}")
+    times = _array(t, name="t")
+    check_range(times, name="t", lo=0.0, what="a training time")
+    if lr is None:
+        steps = None
+    else:
+        lr = check_real(lr, name="lr", positive=True)
+        steps = times / lr
+        concrete_steps = np.asarray(steps) if not _traced(steps) else None
+        if concrete_steps is not None and np.any(np.abs(concrete_steps - np.round(concrete_steps)) > 1e-9 * (1 + concrete_steps)):
+            raise ValueError(f"t / lr must be a whole number of gradient-descent steps, got t / lr = {concrete_steps}")
+    return EnsembleLaw(*_run_law(theta, k, y, times, steps, lr))
+
+
+def _run_law(theta, k, y, times, steps, lr):
+    arrays = (theta, k, y, times) if steps is None else (theta, k, y, times, steps)
+    if _traced(*arrays):
+        return _law(jnp, *arrays, lr=lr)
+    out = _law(np, *(np.asarray(a) for a in arrays), lr=lr)
+    return tuple(jnp.asarray(o) for o in out)
+
+
+def _law(xp, theta, k, y, times, steps=None, *, lr=None):
+    n = y.shape[0]
+    mu, u = xp.linalg.eigh(0.5 * (theta[:n, :n] + theta[:n, :n].T))
+    if steps is None:
+        factor = _flow_factor(xp, mu, times, n)  # (..., n): (1 - exp(-t mu / n)) / mu
+    else:
+        a = lr * mu / n
+        small = xp.abs(a) < 1e-12
+        safe_mu = xp.where(small, 1.0, mu)
+        power = 1.0 - (1.0 - a) ** xp.round(steps)[..., None]
+        factor = xp.where(small, xp.round(steps)[..., None] * lr / n, power / safe_mu)
+    a_op = xp.einsum("tk,...k,jk->...tj", theta[n:, :n] @ u, factor, u)  # Theta(*, S) M_t
+    mean = a_op @ y
+    k_st = k[:n, n:]
+    cross = a_op @ k_st  # Theta(*, S) M_t K(S, *)
+    cov = (k[n:, n:] - cross - xp.swapaxes(cross, -1, -2)
+           + a_op @ k[:n, :n] @ xp.swapaxes(a_op, -1, -2))
+    return mean, cov

@@ -226,6 +226,24 @@ def test_kernel_ridge():
     rejects(ch02.check_kernel_ridge, lambda K, kt, y, r: kt @ np.linalg.solve(K + 2 * r * np.eye(len(y)), y), "ridge")
 
 
+def readout_covariance(k, kt, ktt, t, *, twice=2.0, scale=None):
+    """K(*,*) - K(*,S) K^-1 (I - exp(-twice t K / n)) K(S,*), by eigendecomposition."""
+    n = k.shape[0]
+    mu, u = np.linalg.eigh(k)
+    decay = (u * np.exp(-twice * t * mu / (n if scale is None else scale))) @ u.T
+    return ktt - kt @ np.linalg.solve(k, (np.eye(n) - decay) @ kt.T)
+
+
+def test_readout_ensemble():
+    ch02.check_readout_ensemble(readout_covariance)
+    rejects(ch02.check_readout_ensemble, lambda *a: readout_covariance(*a, twice=1.0), "two factors")
+    rejects(ch02.check_readout_ensemble, lambda k, kt, ktt, t: ktt - kt @ np.linalg.solve(k, kt.T),
+            "NNGP posterior")
+    rejects(ch02.check_readout_ensemble, lambda k, kt, ktt, t: ktt, "prior")
+    rejects(ch02.check_readout_ensemble, lambda *a: readout_covariance(*a, scale=1.0), "1/n")
+    rejects(ch02.check_readout_ensemble, lambda k, kt, ktt, t: ktt[0], r"expected shape \(4, 4\)")
+
+
 # ======================================================================================
 # Chapter 3
 
@@ -706,6 +724,7 @@ FUNCTION_CHECKS = {
     ch02.check_gradient_flow: "flow_predictor",
     ch02.check_flip_probability: "flip_probability",
     ch02.check_kernel_ridge: "krr_predict",
+    ch02.check_readout_ensemble: "readout_ensemble_covariance",
     ch03.check_hessian_spectrum: "hessian_spectrum",
     ch03.check_norm_221: "norm_221",
     ch03.check_relu_hessian_norm: "relu_hessian_norm",
@@ -736,7 +755,7 @@ def test_every_check_is_covered():
     modules = (ch01, ch02, ch03, ch04, ch05, ch06, fast)
     checks = {getattr(m, name) for m in modules for name in dir(m) if name.startswith("check_")}
     covered = set(FUNCTION_CHECKS) | VALUE_CHECKS
-    assert len(checks) == 31 and checks == covered, checks ^ covered
+    assert len(checks) == 32 and checks == covered, checks ^ covered
 
 
 def stub(*args):

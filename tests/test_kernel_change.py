@@ -31,6 +31,9 @@ def test_kernel_change_run_small():
     np.testing.assert_allclose(both[0].losses, run.losses, rtol=1e-12)
     np.testing.assert_allclose(both[0].sup_delta_k["softmax"], run.sup_delta_k["softmax"], rtol=1e-10)
     np.testing.assert_allclose(both[0].l2_move, run.l2_move, rtol=1e-10)
+    # the distance along the path: 0 at the start, the final distance at the end
+    assert run.l2_path.shape == (2, 5) and np.all(np.asarray(run.l2_path[:, 0]) == 0.0)
+    np.testing.assert_allclose(run.l2_path[:, -1], run.l2_move, rtol=1e-10)
     assert both[1].losses.shape == (2, 5) and both[1].delta_k["swish"].shape == (2, 5)
     assert np.all(np.asarray(both[1].losses[:, -1]) < np.asarray(both[1].losses[:, 0]))
 

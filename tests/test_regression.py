@@ -174,3 +174,77 @@ def test_gradient_descent_predictor_is_exact_for_a_linear_model():
         regression.gradient_descent_predictor(F @ F.T, y, 0.0, 3)
     with pytest.raises(ValueError, match="f0_train"):
         regression.gradient_descent_predictor(F @ F.T, y, lr, 3, f0_train=np.ones(4))
+
+
+def _law_problem(seed, n=5, m=3, p=30):
+    """A linear model with two feature maps: Theta = Phi Phi^T (the trained features) and
+    K = Psi Psi^T (the covariance of f_0 = Psi g, g ~ N(0, I))."""
+    rng = np.random.default_rng(seed)
+    phi, psi = rng.normal(size=(n + m, p)) / np.sqrt(p), rng.normal(size=(n + m, p)) / np.sqrt(p)
+    return phi @ phi.T, psi @ psi.T, psi, rng.normal(size=n)
+
+
+def test_trained_ensemble_law_is_the_law_of_the_flow_from_gaussian_f0():
+    theta, k, psi, y = _law_problem(0)
+    n, t = len(y), 7.0
+    law = regression.trained_ensemble_law(theta, k, y, t)
+    # f_t is affine in f_0: its mean is f_t at f_0 = 0, its covariance A K A^T with A the map
+    mean = regression.gradient_flow_predictor(theta[:n, :n], y, t, theta[n:, :n])
+    np.testing.assert_allclose(law.mean, mean, atol=1e-12)
+    cols = []
+    for j in range(psi.shape[1]):           # columns of the affine map applied to Psi
+        f0 = psi[:, j]
+        cols.append(np.asarray(regression.gradient_flow_predictor(
+            theta[:n, :n], y, t, theta[n:, :n], f0_train=f0[:n], f0_test=f0[n:])) - np.asarray(mean))
+    applied = np.stack(cols, axis=1)
+    np.testing.assert_allclose(law.covariance, applied @ applied.T, atol=1e-12)
+    # the cross terms matter: K(*, *) + A K(S, S) A^T without them is a different matrix
+    mu, u = np.linalg.eigh(theta[:n, :n])
+    a_op = theta[n:, :n] @ u @ np.diag(-np.expm1(-t * mu / n) / mu) @ u.T
+    no_cross = k[n:, n:] + a_op @ k[:n, :n] @ a_op.T
+    np.testing.assert_allclose(no_cross - a_op @ k[:n, n:] - k[n:, :n] @ a_op.T,
+                               law.covariance, atol=1e-12)
+    assert np.max(np.abs(no_cross - law.covariance)) > 1e-2
+
+
+def test_trained_ensemble_law_limits():
+    theta, k, _, y = _law_problem(2)
+    n = len(y)
+    start = regression.trained_ensemble_law(theta, k, y, 0.0)   # the prior
+    np.testing.assert_allclose(start.mean, 0.0, atol=1e-14)
+    np.testing.assert_allclose(start.covariance, k[n:, n:], atol=1e-14)
+    # Theta = K at t -> infinity: the noise-free GP posterior of K
+    post = regression.trained_ensemble_law(k, k, y, 1e12)
+    want_cov = k[n:, n:] - k[n:, :n] @ np.linalg.solve(k[:n, :n], k[:n, n:])
+    np.testing.assert_allclose(post.covariance, want_cov, atol=1e-9)
+    np.testing.assert_allclose(post.mean, k[n:, :n] @ np.linalg.solve(k[:n, :n], y), atol=1e-9)
+    # several times at once, and gradient descent against the flow at small steps
+    both = regression.trained_ensemble_law(theta, k, y, np.array([0.0, 3.0]))
+    assert both.mean.shape == (2, 3) and both.covariance.shape == (2, 3, 3)
+    np.testing.assert_allclose(both.covariance[0], k[n:, n:], atol=1e-14)
+    gd = regression.trained_ensemble_law(theta, k, y, 3.0, lr=1e-3)
+    np.testing.assert_allclose(gd.mean, both.mean[1], atol=1e-3)
+    np.testing.assert_allclose(gd.covariance, both.covariance[1], atol=1e-3)
+    # the GD law is exact for the linear model: its mean is gradient_descent_predictor's
+    gd_mean = regression.gradient_descent_predictor(theta[:n, :n], y, 0.5, 6, theta[n:, :n])
+    np.testing.assert_allclose(regression.trained_ensemble_law(theta, k, y, 3.0, lr=0.5).mean,
+                               gd_mean, atol=1e-12)
+
+
+def test_trained_ensemble_law_traced_and_bad_inputs():
+    theta, k, _, y = _law_problem(3)
+    eager = regression.trained_ensemble_law(theta, k, y, 2.0)
+    jitted = jax.jit(lambda th, kk: regression.trained_ensemble_law(th, kk, y, 2.0))(theta, k)
+    np.testing.assert_allclose(jitted.covariance, eager.covariance, atol=1e-12)
+    with pytest.raises(ValueError, match="square"):
+        regression.trained_ensemble_law(theta[:, :-1], k, y, 1.0)
+    with pytest.raises(ValueError, match="shape of ntk"):
+        regression.trained_ensemble_law(theta, k[:-1, :-1], y, 1.0)
+    with pytest.raises(ValueError, match="test input"):
+        regression.trained_ensemble_law(theta, k, np.ones(theta.shape[0]), 1.0)
+    with pytest.raises(ValueError, match="t must be"):
+        regression.trained_ensemble_law(theta, k, y, -1.0)
+    with pytest.raises(ValueError, match="whole number"):
+        regression.trained_ensemble_law(theta, k, y, 1.0, lr=0.3)
+    with pytest.raises(ValueError, match="lr"):
+        regression.trained_ensemble_law(theta, k, y, 1.0, lr=0.0)

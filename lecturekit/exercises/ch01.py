@@ -257,7 +257,7 @@ def check_tanh_variances(tanh_variances: Callable, *, k0: float = 1.0, depth: in
 
 
 # --------------------------------------------------------------------------------------
-# Exercise: the critical weight variance of erf at C_b = 0.05
+# Exercise: the edge of chaos of erf at C_b = 0.05 (chi_perp(K*) = 1)
 
 
 def _erf_critical_weight_variance(c_b: float) -> float:
@@ -276,13 +276,13 @@ def check_erf_critical_point(sigma_w2: float, *, c_b: float = 0.05) -> None:
     """``sigma_w2`` must be the C_w with chi_perp(K*) = 1 for erf at C_b = ``c_b`` (rtol 1e-4).
 
     Args:
-        sigma_w2: your critical weight variance, a number.
+        sigma_w2: your weight variance on the edge of chaos, a number.
         c_b: the bias variance of the exercise.
 
     Example:
         >>> exercises.ch01.check_erf_critical_point(np.pi / 4)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: critical sigma_w^2 of erf at ...
+        lecturekit.exercises.ExerciseCheckError: edge-of-chaos sigma_w^2 of erf at ...
     """
     value = as_scalar(sigma_w2, what="sigma_w2")
     want = _erf_critical_weight_variance(c_b)
@@ -290,7 +290,7 @@ def check_erf_critical_point(sigma_w2: float, *, c_b: float = 0.05) -> None:
             "at C_b = 0 the answer would be pi/4.")
     if np.isclose(value, np.pi / 4, rtol=1e-4):
         hint = f"pi/4 is the answer at sigma_b^2 = 0; with sigma_b^2 = {c_b} the fixed point K* is positive."
-    compare(value, want, what=f"critical sigma_w^2 of erf at sigma_b^2 = {c_b}", rtol=1e-4, hint=hint)
+    compare(value, want, what=f"edge-of-chaos sigma_w^2 of erf at sigma_b^2 = {c_b}", rtol=1e-4, hint=hint)
     return passed(f"sigma_w^2 = {value:.6f} puts erf on the edge of chaos at sigma_b^2 = {c_b}.")
 
 
@@ -320,7 +320,7 @@ def check_depth_scale(depth_scale: Callable, *, c_b: float = 0.05) -> None:
 
     xi = -1 / ln c'(rho_inf), c the correlation map at the fixed variance K*, rho_inf its stable
     fixed point (1 in the ordered phase, rho* < 1 in the chaotic one). Checked at C_b = ``c_b``
-    on both sides of the critical line against the measured contraction rate (rtol 1e-3).
+    on both sides of the edge of chaos against the measured contraction rate (rtol 1e-3).
 
     Args:
         depth_scale: your function (c_w, c_b) -> the depth scale of tanh networks.
@@ -332,7 +332,7 @@ def check_depth_scale(depth_scale: Callable, *, c_b: float = 0.05) -> None:
         lecturekit.exercises.ExerciseCheckError: depth_scale should be a ...
     """
     require_callable(depth_scale, what="depth_scale")
-    points = (1.0, 1.4, 2.5, 3.0)  # ordered, ordered, chaotic, chaotic (critical C_w ~ 1.761 at 0.05)
+    points = (1.0, 1.4, 2.5, 3.0)  # ordered, ordered, chaotic, chaotic (edge of chaos C_w ~ 1.761)
     names = [f"depth_scale({c_w}, {c_b})" for c_w in points]
     got = np.array([as_scalar(call(depth_scale, c_w, c_b, what=name), what=name) for c_w, name in zip(points, names)])
     want = np.array([_measured_depth_scale(c_w, c_b) for c_w in points])
@@ -344,4 +344,4 @@ def check_depth_scale(depth_scale: Callable, *, c_b: float = 0.05) -> None:
     compare(got, want, what="the depth scale of tanh networks at C_w = 1, 1.4 (ordered), 2.5, 3 (chaotic)",
             rtol=1e-3, hint=hint)
     return passed(f"depth scales {np.round(got, 3).tolist()} at C_w = {list(points)}: finite on both "
-                  "sides, diverging at the critical line.")
+                  "sides, diverging at the edge of chaos.")

@@ -13,11 +13,11 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
-from .. import gaussian
+from .. import gaussian, regression
 from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
 __all__ = ["check_sine_ntk", "check_gradient_flow", "check_flip_probability",
-           "check_kernel_ridge"]
+           "check_kernel_ridge", "check_readout_ensemble"]
 
 
 def check_sine_ntk(sine_ntk: Callable) -> None:
@@ -207,3 +207,57 @@ def check_kernel_ridge(krr_predict: Callable) -> None:
     compare(got0, y, what="ridgeless predictions on the training set", rtol=1e-8, atol=1e-8,
             hint="with ridge = 0 kernel regression interpolates")
     return passed("your kernel ridge regression equals primal ridge regression and interpolates at ridge 0.")
+
+
+def check_readout_ensemble(readout_ensemble_covariance: Callable) -> None:
+    """readout_ensemble_covariance(k_train, k_test_train, k_test, t): the covariance over
+    initializations of the test outputs of an infinitely wide network whose readout alone is
+    trained by gradient flow for a time t on the loss (1/2n) sum (f - y)^2.
+
+    Reference: :func:`lecturekit.regression.trained_ensemble_law` with the tangent kernel
+    equal to the NNGP (the general formula with its cross terms, a different route from the
+    closed form K(*,*) - K(*,S) K^-1 (I - exp(-2tK/n)) K(S,*) the exercise asks for), on a
+    random kernel of 5 training and 4 test inputs, at t = 3.
+
+    Args:
+        readout_ensemble_covariance: your function (k_train (n, n), k_test_train (m, n),
+            k_test (m, m), t) -> the (m, m) covariance.
+
+    Example:
+        The NNGP posterior, which is the limit t -> infinity only, is rejected:
+
+        >>> def posterior(k, kt, ktt, t):
+        ...     return ktt - kt @ np.linalg.solve(k, kt.T)
+        >>> exercises.ch02.check_readout_ensemble(posterior)
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: covariance of the readout-trained ensemble...
+    """
+    require_callable(readout_ensemble_covariance, what="readout_ensemble_covariance")
+    rng = np.random.default_rng(7)
+    n, m, p, t = 5, 4, 12, 3.0
+    feats = rng.normal(size=(n + m, p)) / np.sqrt(p)
+    big = feats @ feats.T + 0.05 * np.eye(n + m)
+    want = np.asarray(regression.trained_ensemble_law(big, big, np.zeros(n), t).covariance)
+    k, kt, ktt = big[:n, :n], big[n:, :n], big[n:, n:]
+    got = call_numeric(readout_ensemble_covariance, k.copy(), kt.copy(), ktt.copy(), t,
+                       what="readout_ensemble_covariance(k_train, k_test_train, k_test, t)")
+
+    def shrink(decay):   # K(*,*) - K(*,S) K^-1 (I - decay) K(S,*)
+        return ktt - kt @ np.linalg.solve(k, (np.eye(n) - decay) @ kt.T)
+    wrong = {
+        "exp(-t K / n) instead of exp(-2 t K / n): the variance has two factors "
+        "(I - exp(-tK/n)), one from each side of the covariance": shrink(_expm_sym(-t * k / n)),
+        "the NNGP posterior, which is only the t -> infinity limit": shrink(np.zeros((n, n))),
+        "the prior K(*, *): training removes variance along the data": ktt,
+        "exp(-2 t K) without the 1/n of the loss (1/2n) sum (f - y)^2": shrink(_expm_sym(-2 * t * k)),
+    }
+    hint = ("with Theta = K, A = K(*,S) K^-1 (I - E), E = exp(-tK/n); expand "
+            "K(*,*) - A K(S,*) - K(*,S) A^T + A K A^T using that K and E commute.")
+    for message, value in wrong.items():
+        if got.shape == value.shape and np.allclose(got, value, rtol=1e-8, atol=1e-12):
+            hint = "your result is " + message + "."
+            break
+    compare(got, want, what="covariance of the readout-trained ensemble", rtol=1e-8, atol=1e-12,
+            hint=hint)
+    return passed("Sigma_t = K(*,*) - K(*,S) K^-1 (I - exp(-2tK/n)) K(S,*): it shrinks from the "
+                  "prior to the NNGP posterior as t grows.")

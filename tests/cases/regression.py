@@ -27,4 +27,9 @@ CASES = [
          k_train=KERNEL, y=Arr(ndim=(1, 2), fixed=(0,)), lr=POS, steps=Int(0),
          k_test_train=Arr(ndim=2, fixed=(1,), optional=True), f0_train=Arr(fixed=(0,), optional=True),
          f0_test=Arr(fixed=(0,), optional=True)),
+    case("regression.trained_ensemble_law", regression.trained_ensemble_law,
+         lambda: dict(ntk=spd(), nngp=spd() + 0.5, y=np.arange(2.0), t=np.array([0.0, 2.0]),
+                      lr=0.5),
+         ntk=KERNEL, nngp=Arr(ndim=2, fixed=(0, 1), nonempty=True),
+         y=Arr(ndim=1, nonempty=True), t=Arr(lo=0.0), lr=Real(lo=0.0, lo_open=True, optional=True)),
 ]
