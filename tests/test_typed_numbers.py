@@ -40,7 +40,7 @@ _REFERENCE = re.compile(
 _EQUATION_NUMBER = re.compile(r"\(\d+\.\d+\)")
 _VERSION = re.compile(r"\d+\.\d+\.\d+(\.\d+)*")
 _TEX_COMMAND = re.compile(r"\\[A-Za-z]+")  # \approx1.6 is 1.6
-DECIMAL = re.compile(r"(?<![\w.])\d*\.\d+(?:e[-+]?\d+)?(?!\w|\.\d)")
+DECIMAL = re.compile(r"(?<![\w.])\d*\.\d+(?:e[-+]?\d+)?(?!\d|\.\d)")
 
 
 def typed_on_purpose(stem: str) -> dict[str, str]:
@@ -81,8 +81,8 @@ def test_the_scanner_finds_typed_numbers_and_skips_the_rest():
     text = ("The slope is 0.518. And .25 of runs; measured 1.7e-3. See §2.4, Figure 9.3 and "
             "Exercise 5.6, eq. (3.2), JAX 0.10.1, `lr = 0.05`, {glue:text}`ch01-slope:.3f`, "
             "[link](https://x.org/1.5), {ref}`sec-1.2`.\n## 1.5 Title\n(sec-2.1)=\n"
-            "```{code-cell} ipython3\nx = 2.5\n```\n$K^* = 0.570$, $c\\approx1.6$")
-    assert typed_decimals(text) == ["0.518", ".25", "1.7e-3", "0.570", "1.6"]
+            "```{code-cell} ipython3\nx = 2.5\n```\n$K^* = 0.570$, $c\\approx1.6$, $25.67n$")
+    assert typed_decimals(text) == ["0.518", ".25", "1.7e-3", "0.570", "1.6", "25.67"]
 
 
 # Pages not yet converted to glued numbers (issue #27): expected to fail, strictly, so that a
