@@ -54,7 +54,7 @@ from ._validation import (as_host_float_array, check_callable, check_key, check_
 
 __all__ = ["unseen_cell_errors", "zigzag", "zigzag_encode", "ellipsoid_entropy_bounds",
            "pack_bits", "unpack_bits", "interpolation_network", "bit_extraction_network",
-           "nonzero_parameters", "input_gradient_norms", "parameter_gradient_norms",
+           "nonzero_parameters", "perturb_nonzero", "input_gradient_norms", "parameter_gradient_norms",
            "jl_ratios", "jl_dimension_bound", "mcshane_extension", "KirszbraunPoint",
            "kirszbraun_point", "lipschitz_constant"]
 
@@ -72,16 +72,17 @@ def unseen_cell_errors(key: jax.Array, target: Callable, num_cells: int,
                        reps: int = 100) -> dict[str, _stats.MeanEstimate]:
     """Mean squared error of learners on the cells of [0, 1] that no training point hit.
 
-    [0, 1] is cut into ``num_cells`` equal cells. In each repetition a random function is
-    drawn (``target(key, x)`` returns its values at the points x, one function per key),
-    ``num_samples`` training points (default ``num_cells``) are drawn uniformly, and one
-    test point is drawn uniformly in every cell that contains no training point. Each
-    learner ``learn(x_train, y_train, x_test)`` returns predictions at the test points.
+    [0, 1] is cut into ``num_cells`` equal cells. In each of ``reps`` repetitions a random
+    function is drawn, ``num_samples`` training points (default ``num_cells``) are drawn
+    uniformly, and one test point uniformly in every cell; the cells that contain no
+    training point are scored. ``target(key, x)`` receives all repetitions at once, x of
+    shape (reps, p), and returns the values (reps, p) of ``reps`` independent random
+    functions (row r of x goes to function r). Each learner ``learn(x_train, y_train,
+    x_test)`` (1-D arrays, x_train sorted) returns predictions at the test points.
 
     Args:
         key: a JAX PRNG key.
-        target: ``target(key, x) -> y``, values of one random function at the points x
-            (1-D NumPy arrays).
+        target: ``target(key, x) -> y`` as above.
         num_cells: the number m of cells, >= 2.
         learners: name -> ``learn(x_train, y_train, x_test)``.
         num_samples: training points per repetition (default ``num_cells``).
@@ -90,11 +91,13 @@ def unseen_cell_errors(key: jax.Array, target: Callable, num_cells: int,
     Returns:
         name -> :class:`lecturekit.stats.MeanEstimate` of the squared error on unseen
         cells (the mean over repetitions of each repetition's mean over its unseen cells,
-        with the standard error of that mean).
+        with the standard error of that mean; repetitions without an unseen cell are
+        skipped).
 
     Example:
-        >>> cells = lambda k, x: np.asarray(sampling.standard_normal(k, (8,)))[
-        ...     np.minimum((8 * x).astype(int), 7)]
+        >>> def cells(k, x):   # independent N(0, 1) values on 8 cells, one function per row
+        ...     v = np.asarray(sampling.standard_normal(k, (x.shape[0], 8)))
+        ...     return np.take_along_axis(v, np.minimum((8 * x).astype(int), 7), axis=1)
         >>> err = approximation.unseen_cell_errors(
         ...     jax.random.key(0), cells, 8, {"zero": lambda xt, yt, xs: 0 * xs}, reps=400)
         >>> bool(abs(err["zero"].mean - 1) < 4 * err["zero"].stderr)
@@ -109,22 +112,22 @@ def unseen_cell_errors(key: jax.Array, target: Callable, num_cells: int,
         raise TypeError("learners must be a non-empty dict name -> learn(x_train, y_train, x_test)")
     for name, learn in learners.items():
         check_callable(learn, name=f"learners[{name!r}]", what="learn(x_train, y_train, x_test)")
+    k_target, k_x = jax.random.split(key)
+    u = _uniform(k_x, (reps, n + m))
+    x_train = np.sort(u[:, :n], axis=1)
+    x_test = (np.arange(m) + u[:, n:]) / m
+    y = np.asarray(target(k_target, np.concatenate([x_train, x_test], axis=1)), dtype=float)
+    if y.shape != (reps, n + m):
+        raise ValueError(f"target must return shape {(reps, n + m)} (one row per repetition), got {y.shape}")
     errors = {name: [] for name in learners}
-    keys = jax.random.split(key, reps)
-    for rep in range(reps):
-        k_target, k_train, k_test = jax.random.split(keys[rep], 3)
-        x_train = np.sort(_uniform(k_train, (n,)))
+    for r in range(reps):
         seen = np.zeros(m, bool)
-        seen[np.minimum((x_train * m).astype(int), m - 1)] = True
-        unseen = np.flatnonzero(~seen)
-        if unseen.size == 0:
+        seen[np.minimum((x_train[r] * m).astype(int), m - 1)] = True
+        if seen.all():
             continue
-        x_test = (unseen + _uniform(k_test, (m,))[unseen]) / m
-        y = np.asarray(target(k_target, np.concatenate([x_train, x_test])), dtype=float)
-        y_train, y_test = y[:n], y[n:]
         for name, learn in learners.items():
-            pred = np.asarray(learn(x_train, y_train, x_test), dtype=float)
-            errors[name].append(np.mean((pred - y_test) ** 2))
+            pred = np.asarray(learn(x_train[r], y[r, :n], x_test[r, ~seen]), dtype=float)
+            errors[name].append(np.mean((pred - y[r, n:][~seen]) ** 2))
     if len(errors[next(iter(learners))]) < 2:
         raise ValueError("fewer than 2 repetitions had an unseen cell: use more cells or reps")
     return {name: _stats.mean_and_stderr(np.array(e)) for name, e in errors.items()}
@@ -208,8 +211,8 @@ def zigzag_encode(values: ArrayLike) -> np.ndarray:
 # --------------------------------------------------------------------------- ellipsoids
 
 
-def ellipsoid_entropy_bounds(axes: ArrayLike, bits: ArrayLike, *,
-                             tail: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def ellipsoid_entropy_bounds(axes: ArrayLike, bits: ArrayLike, *, tail: float = 0.0,
+                             grid: int = 2000) -> tuple[np.ndarray, np.ndarray]:
     """Volumetric bounds on the entropy numbers of an ellipsoid in l2.
 
     The ellipsoid has semi-axes ``sigma_1 >= sigma_2 >= ...`` (``axes``, D of them) and,
@@ -225,12 +228,15 @@ def ellipsoid_entropy_bounds(axes: ArrayLike, bits: ArrayLike, *,
       points (``E_k + r B`` lies in the ellipsoid of semi-axes ``sqrt(2 (sigma_j^2 + r^2))``,
       by Cauchy-Schwarz); the rest of a point has norm at most ``sigma_{k+1}``, so
       ``eps_n <= sqrt(eps^2 + sigma_{k+1}^2)`` for the smallest eps whose count is at most
-      ``2^n``; the bound is the smallest over k.
+      ``2^n``; the bound is the smallest over k (and over eps on a log grid of ``grid``
+      points, so it is an upper bound, within a factor ``(4e3 sigma_1/sigma_D)^(1/grid)``
+      of the exact minimum).
 
     Args:
         axes: (D,) positive, non-increasing semi-axes.
         bits: (q,) values of n >= 0.
         tail: ``sigma_{D+1}``, the bound on the rest (0 for a D-dimensional ellipsoid).
+        grid: number of radii eps tried for the upper bound.
 
     Returns:
         (lower, upper), two (q,) NumPy arrays.
@@ -247,25 +253,21 @@ def ellipsoid_entropy_bounds(axes: ArrayLike, bits: ArrayLike, *,
     if np.any(n < 0):
         raise ValueError("bits must be >= 0")
     tail = check_real(tail, name="tail", nonnegative=True, at_most=float(sigma[-1]))
+    grid = check_positive_int(grid, name="grid", minimum=2)
     k = np.arange(1, sigma.size + 1)
     mean_log = np.cumsum(np.log(sigma)) / k                       # log of geometric mean
     lower = np.exp(np.max(-np.log(2) * n[:, None] / k[None, :] + mean_log[None, :], axis=1))
     rest = np.append(sigma[1:], tail)                             # sigma_{k+1}
-    upper = np.full(n.size, np.inf)
-    for kk in range(1, sigma.size + 1):
-        head = sigma[:kk]
-
-        def count(eps):  # log2 of the number of centres for radius eps
-            return np.sum(0.5 + 0.5 * np.log2(1 + 4 * head[:, None] ** 2 / eps[None, :] ** 2), 0)
-
-        lo, hi = np.full(n.size, 1e-300), np.full(n.size, 4 * head[0])
-        for _ in range(200):                                       # bisection in log eps
-            mid = np.sqrt(lo * hi)
-            ok = count(mid) <= n
-            hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
-        feasible = count(hi) <= n
-        upper = np.where(feasible, np.minimum(upper, np.sqrt(hi**2 + rest[kk - 1] ** 2)), upper)
-    upper = np.minimum(upper, sigma[0])       # one ball of radius sigma_1 at 0 covers it
+    # for each eps of a fine log grid, C_k(eps) = log2 of the count for the first k axes
+    # grows with k, so the best k for n bits is the largest with C_k(eps) <= n
+    eps = np.geomspace(sigma[-1] * 1e-3, 4 * sigma[0], grid)
+    upper = np.full(n.size, float(sigma[0]))  # one ball of radius sigma_1 at 0 covers it
+    for e in eps:
+        counts = np.cumsum(0.5 + 0.5 * np.log2(1 + 4 * sigma**2 / e**2))
+        k = np.searchsorted(counts, n, side="right")          # axes affordable with n bits
+        ok = k > 0
+        err = np.sqrt(e**2 + rest[np.maximum(k, 1) - 1] ** 2)
+        upper = np.where(ok, np.minimum(upper, err), upper)
     return lower, upper
 
 
@@ -518,6 +520,48 @@ def nonzero_parameters(params: Any) -> int:
     if not leaves:
         raise ValueError("params has no arrays")
     return int(sum(np.count_nonzero(np.asarray(leaf)) for leaf in leaves))
+
+
+def perturb_nonzero(params: Any, key: jax.Array, size: float) -> list:
+    """``params + size * u`` with u a random unit vector on the nonzero entries of params.
+
+    The direction is uniform on the unit sphere of the nonzero weights and biases
+    (normalized Gaussian, from :func:`lecturekit.sampling.standard_normal`); zero entries
+    stay zero, so the network keeps its connections. The Euclidean size of the change is
+    ``size``.
+
+    Args:
+        params: a list of ``{"W", "b"}`` layer dicts.
+        key: a JAX PRNG key.
+        size: the l2 norm of the perturbation, >= 0.
+
+    Returns:
+        The perturbed parameters (same structure, NumPy arrays).
+
+    Example:
+        >>> p = [{"W": np.array([[1.0, 0.0]]), "b": np.array([0.0, 2.0])}]
+        >>> q = approximation.perturb_nonzero(p, jax.random.key(0), 1e-3)
+        >>> d = [np.concatenate([(a[k] - b[k]).ravel() for k in "Wb"]) for a, b in zip(q, p)]
+        >>> round(float(np.linalg.norm(d[0])), 9), float(q[0]["W"][0, 1])
+        (0.001, 0.0)
+    """
+    check_key(key)
+    size = check_real(size, name="size", nonnegative=True)
+    leaves, tree = jax.tree_util.tree_flatten(params)
+    host = [np.asarray(leaf, dtype=float) for leaf in leaves]
+    masks = [leaf != 0 for leaf in host]
+    count = int(sum(m.sum() for m in masks))
+    if count == 0:
+        raise ValueError("params has no nonzero entry to perturb")
+    z = np.array(_sampling.standard_normal(key, (count,)), dtype=float)
+    z = z * (size / np.linalg.norm(z))
+    out, start = [], 0
+    for leaf, mask in zip(host, masks):
+        new = leaf.copy()
+        new[mask] += z[start:start + int(mask.sum())]
+        start += int(mask.sum())
+        out.append(new)
+    return jax.tree_util.tree_unflatten(tree, out)
 
 
 def _backward(net: _nets.MLP, params: Any, x: ArrayLike):
