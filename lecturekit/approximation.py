@@ -95,11 +95,13 @@ def unseen_cell_errors(key: jax.Array, target: Callable, num_cells: int,
         skipped).
 
     Example:
-        >>> def cells(k, x):   # independent N(0, 1) values on 8 cells, one function per row
+        >>> def cells(k, x):   # N(0, 1) values on 8 cells, one function per row
         ...     v = np.asarray(sampling.standard_normal(k, (x.shape[0], 8)))
-        ...     return np.take_along_axis(v, np.minimum((8 * x).astype(int), 7), axis=1)
+        ...     i = np.minimum((8 * x).astype(int), 7)
+        ...     return np.take_along_axis(v, i, axis=1)
+        >>> zero = {"zero": lambda xt, yt, xs: 0 * xs}
         >>> err = approximation.unseen_cell_errors(
-        ...     jax.random.key(0), cells, 8, {"zero": lambda xt, yt, xs: 0 * xs}, reps=400)
+        ...     jax.random.key(0), cells, 8, zero, reps=400)
         >>> bool(abs(err["zero"].mean - 1) < 4 * err["zero"].stderr)
         True
     """
@@ -190,7 +192,8 @@ def zigzag_encode(values: ArrayLike) -> np.ndarray:
     Example:
         >>> x = np.linspace(0, 1, 9)
         >>> s = approximation.zigzag_encode(np.abs(x - 0.4) - 0.4)
-        >>> s.tolist(), float(np.max(np.abs(approximation.zigzag(s, x) - np.abs(x - 0.4) + 0.4)))
+        >>> g = approximation.zigzag(s, x)
+        >>> s.tolist(), float(np.max(np.abs(g - np.abs(x - 0.4) + 0.4)))
         ([-1, -1, -1, 1, 1, 1, 1, 1], 0.05)
     """
     f = as_host_float_array(values, name="values")
@@ -310,7 +313,9 @@ def unpack_bits(t: Fraction | float, n: int) -> list[int]:
 
     Example:
         >>> t = approximation.pack_bits([1, 0] * 30)       # 30 ones among 60 digits
-        >>> sum(approximation.unpack_bits(t, 60)), sum(approximation.unpack_bits(float(t), 60))
+        >>> exact = approximation.unpack_bits(t, 60)
+        >>> rounded = approximation.unpack_bits(float(t), 60)
+        >>> sum(exact), sum(rounded)
         (30, 27)
     """
     n = check_positive_int(n, name="n")
@@ -407,7 +412,8 @@ def bit_extraction_network(signs: ArrayLike, num_cells: int, *, offset: float = 
         >>> s = approximation.zigzag_encode(np.zeros(17))
         >>> net, params = approximation.bit_extraction_network(s, 4)
         >>> x = np.linspace(0, 1, 161)
-        >>> err = np.abs(np.asarray(net.apply(params, x[:, None])) - approximation.zigzag(s, x))
+        >>> out = np.asarray(net.apply(params, x[:, None]))
+        >>> err = np.abs(out - approximation.zigzag(s, x))
         >>> bool(err.max() <= 1 / 16 / 4 + 1e-12), net.depth
         (True, 10)
     """
@@ -541,8 +547,8 @@ def perturb_nonzero(params: Any, key: jax.Array, size: float) -> list:
     Example:
         >>> p = [{"W": np.array([[1.0, 0.0]]), "b": np.array([0.0, 2.0])}]
         >>> q = approximation.perturb_nonzero(p, jax.random.key(0), 1e-3)
-        >>> d = [np.concatenate([(a[k] - b[k]).ravel() for k in "Wb"]) for a, b in zip(q, p)]
-        >>> round(float(np.linalg.norm(d[0])), 9), float(q[0]["W"][0, 1])
+        >>> d = np.concatenate([(q[0][k] - p[0][k]).ravel() for k in "Wb"])
+        >>> round(float(np.linalg.norm(d)), 9), float(q[0]["W"][0, 1])
         (0.001, 0.0)
     """
     check_key(key)
@@ -590,8 +596,10 @@ def input_gradient_norms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array
 
     Example:
         >>> net = nets.mlp((2, 3, 1), "identity", parameterization="standard")
-        >>> p = [{"W": jnp.eye(2, 3), "b": jnp.zeros(3)}, {"W": jnp.ones((3, 1)), "b": jnp.zeros(1)}]
-        >>> approximation.input_gradient_norms(net, p, jnp.ones((1, 2))).round(4).tolist()
+        >>> p = [{"W": jnp.eye(2, 3), "b": jnp.zeros(3)},
+        ...      {"W": jnp.ones((3, 1)), "b": jnp.zeros(1)}]
+        >>> g = approximation.input_gradient_norms(net, p, jnp.ones((1, 2)))
+        >>> g.round(4).tolist()
         [1.4142]
     """
     bw = _backward(net, params, x)
@@ -621,7 +629,8 @@ def parameter_gradient_norms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.A
         >>> p = net.init(jax.random.key(0))
         >>> x = jnp.array([[0.5], [1.0]])
         >>> ntk = tangent.empirical_ntk(net.apply, p, x)
-        >>> bool(jnp.allclose(approximation.parameter_gradient_norms(net, p, x) ** 2, jnp.diag(ntk)))
+        >>> g = approximation.parameter_gradient_norms(net, p, x)
+        >>> bool(jnp.allclose(g**2, jnp.diag(ntk)))
         True
     """
     bw = _backward(net, params, x)
@@ -761,7 +770,8 @@ def mcshane_extension(x_known: ArrayLike, y_known: ArrayLike, lipschitz: float,
         (q,) NumPy array.
 
     Example:
-        >>> approximation.mcshane_extension([[0.0], [2.0]], [0.0, 1.0], 1.0, [[1.0], [3.0]])
+        >>> x_known, y_known = [[0.0], [2.0]], [0.0, 1.0]
+        >>> approximation.mcshane_extension(x_known, y_known, 1.0, [[1.0], [3.0]])
         array([1., 2.])
     """
     xs = as_host_float_array(x_known, name="x_known", ndim=2)
@@ -820,7 +830,8 @@ def kirszbraun_point(x_known: ArrayLike, y_known: ArrayLike, x_new: ArrayLike, *
 
     Example:
         >>> x = np.array([[1.0, 0], [-1, 0], [0, 1], [0, -1]])
-        >>> y = np.sqrt(2) * np.array([[1.0, 1, 1], [1, -1, -1], [-1, 1, -1], [-1, -1, 1]])
+        >>> y = np.sqrt(2) * np.array([[1.0, 1, 1], [1, -1, -1],
+        ...                            [-1, 1, -1], [-1, -1, 1]])
         >>> round(approximation.kirszbraun_point(x, y, np.zeros(2), p=1).ratio, 6)
         1.224745
     """

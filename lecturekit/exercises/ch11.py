@@ -118,7 +118,8 @@ def check_entropy_lower_bound(entropy_lower_bound: Callable) -> None:
             semi-axes and a number of bits n >= 0, returning a number.
 
     Example:
-        >>> exercises.ch11.check_entropy_lower_bound(lambda axes, n: 2.0 ** -n * axes[0])
+        >>> first_axis_only = lambda axes, n: 2.0 ** -n * axes[0]
+        >>> exercises.ch11.check_entropy_lower_bound(first_axis_only)
         Traceback (most recent call last):
         lecturekit.exercises.ExerciseCheckError: entropy_lower_bound(axes, n) for axes 1/j at n = 16: ...
     """
