@@ -187,8 +187,9 @@ def check_extension_constant(extension_constant: Callable) -> None:
     """extension_constant(d) must be the smallest factor t* for the l1 cross-polytope example.
 
     The 2d points +-e_i of (R^d, l1) go to the vertices of a regular simplex of side 2 in a
-    Euclidean space; t* is the factor by which the balls B(y_i, |0 - x_i|_1) must grow to
-    meet (extending the map to the origin).
+    Euclidean space; t* is the factor by which the balls around the y_i, of radii the l1
+    distances from the origin to the x_i, must grow to meet (extending the map to the
+    origin).
 
     Args:
         extension_constant: your function of d >= 1.
