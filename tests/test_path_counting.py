@@ -258,3 +258,48 @@ def test_check_tie_moment():
         ch09.check_tie_moment(lambda x: exact(x) * len(x) / 4)
     with pytest.raises(ExerciseCheckError):                   # ties counted as active
         ch09.check_tie_moment(lambda x: 4 / len(x) - exact(x))
+
+
+def test_check_depth_limit():
+    def right(beta):
+        a = 4 * beta
+        return float(np.exp(5 * beta) * 2 * (a - 1 + np.exp(-a)) / a**2)
+
+    ch09.check_depth_limit(right)
+    assert abs(right(0.25) - path_counting.layer_factor_ratio((4000,) * 1000)) < 5e-3
+    with pytest.raises(ExerciseCheckError, match="the bound"):
+        ch09.check_depth_limit(lambda beta: float(np.exp(5 * beta)))
+    with pytest.raises(ExerciseCheckError, match="first order"):
+        ch09.check_depth_limit(lambda beta: 1 + 11 * beta / 3)
+    with pytest.raises(ExerciseCheckError, match="count 1 instead"):     # E[F B] taken as 1
+        ch09.check_depth_limit(lambda beta: float(np.exp(5 * beta) * 2 * (5 * beta - 1
+                                                  + np.exp(-5 * beta)) / (5 * beta) ** 2))
+    with pytest.raises(ExerciseCheckError, match="expected"):
+        ch09.check_depth_limit(lambda beta: 2.0)
+
+
+def test_layer_product_moment():
+    assert path_counting.layer_product_moment((5, 9), 1) == pytest.approx(1.0, rel=1e-14)
+    assert path_counting.layer_product_moment((5, 9), 2) == pytest.approx((1 + 5 / 5) * (1 + 5 / 9))
+    # order 4 against the sampled law (chi^2 as the sum of squared positive normals)
+    d = path_counting.derivative_law_sample(jax.random.key(15), 2, (12,), 400_000)
+    y = d**2 / 1.0      # (2/n0) g^2 Y with n0 = 2: E[d^4] = 3 E[Y^2], E[d^8] = 105 E[Y^4]
+    est = stats.mean_and_stderr(y**2)
+    assert abs(est.mean - 3 * path_counting.layer_product_moment((12,), 2)) < 4 * est.stderr
+    k = sp.Symbol("k", integer=True)       # E[((2/n) chi^2_K)^3] by the pmf, n = 6
+    third = sp.Rational(8, 216) * sp.summation(k * (k + 2) * (k + 4) * sp.binomial(6, k) / 64,
+                                               (k, 0, 6))
+    assert path_counting.layer_product_moment((6,), 3) == pytest.approx(float(third), rel=1e-14)
+
+
+def test_part_ratio_stderr_is_the_spread_of_the_plug_in_ratio():
+    """200 runs of 2000 draws from the law of one part: the exact error predicts their spread."""
+    ys = []
+    for seed in range(200):
+        g = np.asarray(sampling.standard_normal(jax.random.key(900 + seed), (2000, 12)))
+        ys.append(np.prod([2 / 6 * np.sum(np.maximum(g[:, 6 * i:6 * i + 6], 0) ** 2, 1)
+                           for i in range(2)], axis=0))
+    ratios = [path_counting.relative_second_moment(y) for y in ys]
+    want = path_counting.part_ratio_stderr((6, 6), 2000)
+    assert abs(np.std(ratios, ddof=1) / want - 1) < 0.25, (np.std(ratios, ddof=1), want)
+    assert abs(np.mean(ratios) - (1 + 5 / 6) ** 2) < 4 * want / np.sqrt(200) + 0.02
