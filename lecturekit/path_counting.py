@@ -682,7 +682,8 @@ def derivative_law_sample(key: jax.Array, n0: int, hidden: Sequence[int], count:
 
     Example:
         >>> from lecturekit import path_counting
-        >>> d = path_counting.derivative_law_sample(jax.random.key(0), 4, (12, 12), 200_000)
+        >>> d = path_counting.derivative_law_sample(jax.random.key(0), 4, (12, 12),
+        ...                                         200_000)
         >>> bool(abs(np.mean(d**2) - 0.5) < 0.01)
         True
     """
@@ -721,7 +722,8 @@ def ratio_estimate(samples: ArrayLike, *, batches: int = 20) -> _stats.Estimate:
 
     Example:
         >>> from lecturekit import path_counting
-        >>> t = np.abs(np.asarray(sampling.standard_normal(jax.random.key(0), (40_000,))))
+        >>> g = sampling.standard_normal(jax.random.key(0), (40_000,))
+        >>> t = np.abs(np.asarray(g))
         >>> est = path_counting.ratio_estimate(t)       # E[g^2] / E[|g|]^2 = pi / 2
         >>> bool(abs(est.value - np.pi / 2) < 4 * est.stderr), round(est.stderr, 3)
         (True, 0.004)
