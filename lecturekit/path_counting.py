@@ -38,6 +38,8 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from . import nets as _nets
+from . import sampling as _sampling
+from . import stats as _stats
 from . import training as _training
 from ._validation import (
     as_float_array, check_choice, check_key, check_params_pytree, check_positive_int, check_real,
@@ -46,7 +48,9 @@ from ._validation import (
 __all__ = ["relu_network", "beta", "derivative_moments", "ntk_diagonal_mean", "enumerate_paths",
            "path_expansion", "input_gradients", "transform_weights", "ntk_layer_terms",
            "input_gradient_ensemble", "ntk_diagonal_ensemble", "relative_second_moment",
-           "DerivativeMoments", "TrainedChange", "trained_kernel_change"]
+           "DerivativeMoments", "TrainedChange", "trained_kernel_change", "SignCensus", "sign_census",
+           "derivative_law_sample", "ratio_estimate", "layer_factor_ratio", "layer_product_moment",
+           "part_ratio_stderr"]
 
 LAWS = ("gaussian", "uniform", "rademacher")
 MAX_PATHS = 1_000_000
@@ -560,3 +564,280 @@ def trained_kernel_change(net: _nets.MLP, params: Any, x: ArrayLike, y: ArrayLik
     steps = check_positive_int(steps, name="steps")
     out = _train_many(net, params, x, y, lr, steps)
     return TrainedChange(*(np.asarray(v, dtype=float) for v in out))
+
+
+class SignCensus(NamedTuple):
+    """What :func:`sign_census` returns: exact activation patterns of integer-weight networks.
+
+    Attributes:
+        active: int array (count, L), the number K_l of active units of each hidden layer.
+        ties: int array (count, L), units whose pre-activation is exactly 0 although the
+            layer below has an active unit (a dead layer below makes every pre-activation
+            0; those are not counted).
+        flat_ties: int array (count, L), the ties whose pre-activation has zero derivative
+            in every input coordinate (its integer coefficient row is 0).
+        coefficients: int array (count, n_0): the output is f(x) = scale * coefficients . x
+            with the pattern frozen, so df/dx_p = scale * coefficients[:, p].
+        scale: the product of the layer scales, prod_{l=1}^{L+1} sqrt(2 / n_{l-1}).
+
+    Example:
+        >>> from lecturekit import path_counting
+        >>> c = path_counting.SignCensus(*(np.zeros((1, 1), int),) * 4, 1.0)
+        >>> c.scale
+        1.0
+    """
+
+    active: np.ndarray
+    ties: np.ndarray
+    flat_ties: np.ndarray
+    coefficients: np.ndarray
+    scale: float
+
+
+def sign_census(signs: Sequence[ArrayLike], x: ArrayLike) -> SignCensus:
+    """Activation patterns of bias-free ReLU networks with integer weights, in exact arithmetic.
+
+    The networks of :func:`relu_network` with weights ``signs`` (integers, e.g. +-1 for
+    Rademacher weights) before the scales sqrt(2 / fan-in). Every pre-activation is
+    z = scale_l * (C . x) with an integer row C (the path sums from each input coordinate
+    with the pattern frozen); the rows are carried exactly (float64 holds these integers
+    exactly), and a unit is active when C . x > 0, tied when C . x == 0. For a generic input
+    (coordinates without an integer relation among them) a tie happens only when C = 0: the
+    tied unit's pre-activation has zero derivative in every input coordinate. An input with
+    integer entries that cancel, such as (3, -4, 5, -6), has ties with C != 0 (C . x is then
+    computed exactly too).
+
+    Args:
+        signs: one integer array per dense layer, shapes (count, n_{l-1}, n_l) in the
+            library's orientation (row = input unit), the readout (count, n_L, 1) last.
+        x: one input, shape (n_0,).
+
+    Returns:
+        A :class:`SignCensus`.
+
+    Raises:
+        ValueError: if the shapes do not chain, the readout is not (count, n_L, 1), the
+            entries are not integers, or x is not a finite vector of length n_0.
+
+    Example:
+        >>> from lecturekit import path_counting
+        >>> s = [np.array([[[1, -1], [1, 1]]]), np.array([[[1], [1]]])]
+        >>> c = path_counting.sign_census(s, np.array([1.0, 1.0]))
+        >>> c.active.tolist(), c.ties.tolist(), c.coefficients.tolist()
+        ([[1]], [[1]], [[1, 1]])
+    """
+    if isinstance(signs, (str, bytes, dict)) or not hasattr(signs, "__len__") or len(signs) < 2:
+        raise ValueError("signs must list at least two integer arrays (count, n_in, n_out), readout last")
+    mats = [np.asarray(s) for s in signs]
+    for i, m in enumerate(mats):
+        if m.ndim != 3:
+            raise ValueError(f"signs[{i}] must have shape (count, n_in, n_out), got {m.shape}")
+        if not np.all(np.isfinite(m)) or not np.array_equal(m, np.round(m)):
+            raise ValueError(f"signs[{i}] must hold integers (e.g. +-1), got non-integer entries")
+    count = mats[0].shape[0]
+    for i, (a, b) in enumerate(zip(mats[:-1], mats[1:])):
+        if b.shape[0] != count or b.shape[1] != a.shape[2]:
+            raise ValueError(f"signs[{i + 1}] must have shape ({count}, {a.shape[2]}, n_out) to follow "
+                             f"signs[{i}] of shape {a.shape}, got {b.shape}")
+    if mats[-1].shape[2] != 1:
+        raise ValueError(f"the readout signs[-1] must have shape (count, n_L, 1), got {mats[-1].shape}")
+    n0 = mats[0].shape[1]
+    x = np.asarray(as_float_array(x, name="x", ndim=1), dtype=float)
+    if x.shape != (n0,):
+        raise ValueError(f"x must have shape ({n0},) to match signs[0], got {x.shape}")
+    coef = np.broadcast_to(np.eye(n0), (count, n0, n0))   # rows: units, columns: input coordinates
+    active, ties, flat = [], [], []
+    for m in mats[:-1]:
+        alive = np.any(coef != 0, axis=(1, 2))
+        pre = np.matmul(np.swapaxes(m.astype(float), 1, 2), coef)   # (count, n_l, n0), integers
+        z = pre @ x
+        tie = (z == 0) & alive[:, None]
+        active.append((z > 0).sum(1))
+        ties.append(tie.sum(1))
+        flat.append((tie & np.all(pre == 0, axis=2)).sum(1))
+        coef = pre * (z > 0)[..., None]
+    out = np.matmul(np.swapaxes(mats[-1].astype(float), 1, 2), coef)[:, 0, :]
+    scale = math.prod(math.sqrt(2.0 / m.shape[1]) for m in mats)
+    stack = lambda v: np.stack(v, axis=1).astype(np.int64)  # noqa: E731
+    return SignCensus(stack(active), stack(ties), stack(flat), np.rint(out).astype(np.int64), scale)
+
+
+def derivative_law_sample(key: jax.Array, n0: int, hidden: Sequence[int], count: int) -> np.ndarray:
+    """Draws of df/dx_p from its exact law for Gaussian weights, without building networks.
+
+    The law (Chapter 9): df/dx_p = sqrt(2 / n_0) g prod_k sqrt((2 / n_k) chi^2_{K_k}) with
+    independent g ~ N(0, 1), K_k ~ Binomial(n_k, 1/2) and chi-squares. Each hidden factor is
+    drawn as (2 / n_k) sum_j relu(g_kj)^2 over n_k fresh normals, which has exactly that law
+    (the number of positive g_kj is Binomial(n_k, 1/2), and a positive normal squared is
+    chi^2_1). All normals come from :func:`lecturekit.sampling.standard_normal`.
+
+    Args:
+        key: a JAX PRNG key.
+        n0: input dimension.
+        hidden: the hidden widths (n_1, ..., n_L).
+        count: number of draws.
+
+    Returns:
+        A float64 NumPy array of shape (count,).
+
+    Example:
+        >>> from lecturekit import path_counting
+        >>> d = path_counting.derivative_law_sample(jax.random.key(0), 4, (12, 12),
+        ...                                         200_000)
+        >>> bool(abs(np.mean(d**2) - 0.5) < 0.01)
+        True
+    """
+    check_key(key)
+    n0 = check_positive_int(n0, name="n0")
+    hidden = _check_hidden(hidden)
+    count = check_positive_int(count, name="count")
+    g = np.asarray(_sampling.standard_normal(key, (count, 1 + sum(hidden)), jnp.float64))
+    out = math.sqrt(2.0 / n0) * g[:, 0]
+    start = 1
+    for n in hidden:
+        out = out * np.sqrt(2.0 / n * np.sum(np.maximum(g[:, start:start + n], 0.0) ** 2, axis=1))
+        start += n
+    return out
+
+
+def ratio_estimate(samples: ArrayLike, *, batches: int = 20) -> _stats.Estimate:
+    """E[T^2] / E[T]^2 with a standard error from independent batches (grouped jackknife).
+
+    The value is :func:`relative_second_moment` of all the draws. The draws are split into
+    ``batches`` consecutive blocks of equal size (independent, since every draw is), the
+    ratio is recomputed with each block left out, and the standard error is the jackknife
+    sqrt((B - 1)/B sum_b (R_(-b) - mean)^2). For a smooth statistic this agrees with the
+    delta method; it is cheaper than the bootstrap and uses no random numbers.
+
+    Args:
+        samples: draws of T, shape (r,), with r >= 2 * batches.
+        batches: number of blocks B >= 2 (the last r mod B draws join no block but count in
+            the value).
+
+    Returns:
+        A :class:`lecturekit.stats.Estimate` (value, stderr).
+
+    Raises:
+        ValueError: if there are fewer than 2 draws per block.
+
+    Example:
+        >>> from lecturekit import path_counting
+        >>> g = sampling.standard_normal(jax.random.key(0), (40_000,))
+        >>> t = np.abs(np.asarray(g))
+        >>> est = path_counting.ratio_estimate(t)       # E[g^2] / E[|g|]^2 = pi / 2
+        >>> bool(abs(est.value - np.pi / 2) < 4 * est.stderr), round(est.stderr, 3)
+        (True, 0.004)
+    """
+    s = np.asarray(as_float_array(samples, name="samples", ndim=1), dtype=float)
+    batches = check_positive_int(batches, name="batches", minimum=2)
+    size = s.size // batches
+    if size < 2:
+        raise ValueError(f"samples needs at least 2 draws per batch ({2 * batches}), got {s.size}")
+    blocks = s[:batches * size].reshape(batches, size)
+    s1, s2 = blocks.sum(1), (blocks**2).sum(1)
+    left1, left2 = s1.sum() - s1, s2.sum() - s2
+    n_left = (batches - 1) * size
+    loo = (left2 / n_left) / (left1 / n_left) ** 2
+    stderr = math.sqrt((batches - 1) / batches * np.sum((loo - loo.mean()) ** 2))
+    return _stats.Estimate(relative_second_moment(s), float(stderr))
+
+
+def layer_factor_ratio(hidden: Sequence[int]) -> float:
+    """E[Theta^2] / E[Theta]^2 in the layer-factor model of the tangent kernel's diagonal.
+
+    Theta(x, x) is the sum of the L + 1 layers' parts Theta_k, and Theta_k / E[Theta_k] is
+    the product of a forward factor F_l for every hidden layer l < k and a backward factor
+    B_l for every l >= k. The model treats the pairs (F_l, B_l) of different layers as
+    independent, with E[F_l^2] = E[B_l^2] = 1 + 5/n_l and E[F_l B_l] = 1 + 1/n_l (both
+    factors (2/n_l) chi^2 over the same K_l ~ Binomial(n_l, 1/2) active units). Then
+
+        E[Theta^2] / E[Theta]^2 = (L + 1)^-2 sum_{k, k'} prod_l m_l(k, k'),
+
+    m_l = 1 + 5/n_l if layer l is on the same side of k and k' (both forward or both
+    backward), 1 + 1/n_l if it lies between them. Every diagonal term is
+    prod_l (1 + 5/n_l) <= exp(5 beta). The model is exact for one hidden layer
+    (1 + 3/n); from two hidden layers on it leaves out the correlation of forward and
+    backward factors through the weights they share (Chapter 9 computes the missing
+    term for two layers: it is O(1/(n_1 n_2))).
+
+    Args:
+        hidden: the hidden widths (n_1, ..., n_L).
+
+    Returns:
+        The model's ratio, a float.
+
+    Example:
+        >>> from lecturekit import path_counting
+        >>> path_counting.layer_factor_ratio((16,))          # 1 + 3/16
+        1.1875
+        >>> round(path_counting.layer_factor_ratio((8, 8)), 4)
+        1.974
+    """
+    n = np.asarray(_check_hidden(hidden), dtype=float)
+    L = n.size
+    big, small = np.log1p(5.0 / n), np.log1p(1.0 / n)
+    # prefix sums over layers l = 1..L (index l - 1): layers below a, between a and b, from b on
+    cb = np.concatenate([[0.0], np.cumsum(big)])
+    cs = np.concatenate([[0.0], np.cumsum(small)])
+    k = np.arange(1, L + 2)
+    a, b = np.minimum.outer(k, k), np.maximum.outer(k, k)
+    # forward for both: l < a; between: a <= l < b; backward for both: l >= b
+    log_m = cb[a - 1] + (cs[b - 1] - cs[a - 1]) + (cb[L] - cb[b - 1])
+    return float(np.exp(log_m).sum() / (L + 1) ** 2)
+
+
+def layer_product_moment(hidden: Sequence[int], order: int) -> float:
+    """E[Y^m] for Y = prod_k (2 / n_k) chi^2_{K_k}, K_k ~ Binomial(n_k, 1/2), exactly.
+
+    Y is the hidden layers' factor of the derivative law of Chapter 9 and, normalized by
+    its mean 1, the law of one layer's part Theta_k / E[Theta_k] of the tangent kernel's
+    diagonal (Gaussian weights). Given K, E[(chi^2_K)^m] = K (K + 2) ... (K + 2m - 2); the
+    binomial average is summed exactly over K = 0..n. Order 2 gives prod_k (1 + 5 / n_k).
+
+    Args:
+        hidden: the hidden widths (n_1, ..., n_L).
+        order: the moment m >= 1.
+
+    Returns:
+        E[Y^m], a float.
+
+    Example:
+        >>> from lecturekit import path_counting
+        >>> path_counting.layer_product_moment((8, 8), 2), (1 + 5 / 8) ** 2
+        (2.640625, 2.640625)
+    """
+    hidden = _check_hidden(hidden)
+    order = check_positive_int(order, name="order")
+    out = 1.0
+    for n in hidden:
+        k = np.arange(n + 1)
+        pmf = np.array([math.comb(n, int(j)) for j in k], dtype=float) / 2.0**n
+        rising = np.prod([k + 2.0 * j for j in range(order)], axis=0)
+        out *= float(pmf @ rising) * (2.0 / n) ** order
+    return out
+
+
+def part_ratio_stderr(hidden: Sequence[int], count: int) -> float:
+    """Standard error of the plug-in ratio mean(T^2) / mean(T)^2 of ``count`` draws of one part.
+
+    T = Theta_k / E[Theta_k], one layer's part of the tangent kernel's diagonal, has the law
+    of Y in :func:`layer_product_moment` (E[T] = 1). The delta method gives the variance
+    (mu_4 - mu_2^2 + 4 mu_2^2 (mu_2 - 1) - 4 mu_2 (mu_3 - mu_2)) / count with the exact
+    moments mu_m = E[T^m]. Use it where the sample's own error (bootstrap, jackknife) is too
+    small because the fourth moment is carried by draws rarer than the sample resolves.
+
+    Args:
+        hidden: the hidden widths (n_1, ..., n_L).
+        count: the number of networks.
+
+    Returns:
+        The standard error, a float.
+
+    Example:
+        >>> from lecturekit import path_counting
+        >>> round(path_counting.part_ratio_stderr((8, 8), 40_000), 4)
+        0.0264
+    """
+    count = check_positive_int(count, name="count")
+    m2, m3, m4 = (layer_product_moment(hidden, m) for m in (2, 3, 4))
+    return math.sqrt((m4 - m2**2 + 4 * m2**2 * (m2 - 1) - 4 * m2 * (m3 - m2)) / count)

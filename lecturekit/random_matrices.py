@@ -28,7 +28,8 @@ from . import sampling as _sampling
 from ._validation import as_host_float_array, check_key, check_positive_int, check_real
 
 __all__ = ["marchenko_pastur_edges", "marchenko_pastur_density", "covariance_spectrum",
-           "product_vectors", "chi2_product", "log_norm_moments"]
+           "product_vectors", "chi2_product", "log_norm_moments", "log_norm_path",
+           "lyapunov_exponent"]
 
 
 def _alpha(alpha: Any) -> float:
@@ -205,3 +206,75 @@ def log_norm_moments(widths: Sequence[int]) -> tuple[float, float]:
     mean = 0.5 * np.sum(scipy.special.digamma(ws / 2) + np.log(2 / ws))
     var = 0.25 * np.sum(scipy.special.polygamma(1, ws / 2))
     return float(mean), float(var)
+
+
+def log_norm_path(key: jax.Array, n: int, depth: int, count: int) -> np.ndarray:
+    """``log ||W_m ... W_1 e_1||`` for m = 1, ..., depth: products of square Gaussian matrices.
+
+    The ``W_m`` are independent ``n x n`` matrices of i.i.d. ``N(0, 1/n)`` entries (the deep
+    linear network's layers at constant width), applied to the fixed unit vector ``e_1``;
+    each of the ``count`` paths uses its own matrices. The vector is renormalized after
+    every step and the logs of the norms accumulated, so nothing under- or overflows. The
+    normals come from :func:`lecturekit.sampling.standard_normal`, ``max(1, 2e7 //
+    (count n^2))`` layers per draw.
+
+    Args:
+        key: a JAX PRNG key.
+        n: the width, >= 1.
+        depth: the number of matrices, >= 1.
+        count: the number of independent products.
+
+    Returns:
+        A float64 NumPy array of shape ``(count, depth)``.
+
+    Example:
+        >>> path = random_matrices.log_norm_path(jax.random.key(0), 4, 50, 2000)
+        >>> lam = random_matrices.lyapunov_exponent(4)
+        >>> bool(abs(path[:, -1].mean() / 50 - lam) < 0.01), path.shape
+        (True, (2000, 50))
+    """
+    check_key(key)
+    n = check_positive_int(n, name="n")
+    depth = check_positive_int(depth, name="depth")
+    count = check_positive_int(count, name="count")
+    per_draw = max(1, int(2e7) // (count * n * n))
+    v = np.zeros((count, n))
+    v[:, 0] = 1.0
+    total = np.zeros(count)
+    out = np.empty((count, depth))
+    for start in range(0, depth, per_draw):
+        block = min(per_draw, depth - start)
+        w = np.asarray(_sampling.standard_normal(jax.random.fold_in(key, start),
+                                                 (block, count, n, n), jnp.float64)) / np.sqrt(n)
+        for j in range(block):
+            v = np.einsum("cij,cj->ci", w[j], v)
+            norm = np.sqrt((v**2).sum(axis=1))
+            total += np.log(norm)
+            v /= norm[:, None]
+            out[:, start + j] = total
+    return out
+
+
+def lyapunov_exponent(n: int) -> float:
+    """The top Lyapunov exponent ``(psi(n/2) + log(2/n)) / 2`` of products of ``n x n`` Gaussians.
+
+    For ``W`` with i.i.d. ``N(0, 1/n)`` entries and any unit vector ``x``,
+    ``||W x||^2 = chi2_n / n`` in law, independent of the direction ``W x / ||W x||``, which
+    is again uniform. So ``log ||W_L ... W_1 x||`` is a sum of L i.i.d. terms
+    ``(1/2) log(chi2_n / n)``, and ``(1/L) log ||W_L ... W_1 x||`` tends almost surely to
+    their mean, ``(1/2) E log(chi2_n / n) = (psi(n/2) + log(2/n)) / 2`` (about
+    ``-1/(2n)`` for large n), with Gaussian fluctuations of variance
+    ``psi'(n/2) / (4 L)``.
+
+    Args:
+        n: the width, >= 1.
+
+    Returns:
+        The exponent, a negative Python float.
+
+    Example:
+        >>> round(random_matrices.lyapunov_exponent(2), 4)        # -Euler's gamma / 2
+        -0.2886
+    """
+    n = check_positive_int(n, name="n")
+    return float(0.5 * (scipy.special.digamma(n / 2) + np.log(2 / n)))

@@ -100,3 +100,18 @@ def test_checkers_accept_right_and_reject_wrong_answers():
         ch10.check_gaussian_optimal_scale(lambda a, P, n0: a * P / n0)
     with pytest.raises(ExerciseCheckError):
         ch10.check_covariance_second_moment(lambda P, n0: sp.Symbol("q"))
+
+
+def test_check_lyapunov():
+    import scipy.special
+    ch10.check_lyapunov(lambda n: float(0.5 * (scipy.special.digamma(n / 2) + np.log(2 / n))))
+    with pytest.raises(ExerciseCheckError, match="first order"):
+        ch10.check_lyapunov(lambda n: -1 / (2 * n))
+    with pytest.raises(ExerciseCheckError, match="factor 1/2"):
+        ch10.check_lyapunov(lambda n: float(scipy.special.digamma(n / 2) + np.log(2 / n)))
+    with pytest.raises(ExerciseCheckError, match="Jensen"):
+        ch10.check_lyapunov(lambda n: 0.0)
+    with pytest.raises(ExerciseCheckError, match="notes"):
+        ch10.check_lyapunov(lambda n: -1 / (4 * n))
+    with pytest.raises(ExerciseCheckError, match="expected"):
+        ch10.check_lyapunov(lambda n: -1.0)

@@ -59,3 +59,28 @@ def test_log_norm_moments_formula():
     s = random_matrices.chi2_product(jax.random.key(4), (4, 10), 100_000)
     logn = 0.5 * np.log(s)
     assert abs(logn.mean() - m) < 4 * logn.std() / np.sqrt(s.size)
+
+
+def test_log_norm_path_is_a_sum_of_chi2_logs():
+    """Real matrices: increments of mean E log(chi2_n/n)/2 and variance psi'(n/2)/4, uncorrelated."""
+    path = random_matrices.log_norm_path(jax.random.key(3), 3, 40, 4000)
+    steps = np.diff(np.concatenate([np.zeros((4000, 1)), path], axis=1), axis=1)
+    mean_exact = random_matrices.lyapunov_exponent(3)
+    var_exact = 0.25 * float(scipy.special.polygamma(1, 1.5))
+    se = np.sqrt(var_exact / steps.size)
+    assert abs(steps.mean() - mean_exact) < 4 * se
+    assert abs(steps.var() / var_exact - 1) < 0.05
+    lag = np.corrcoef(steps[:, :-1].ravel(), steps[:, 1:].ravel())[0, 1]
+    assert abs(lag) < 4 / np.sqrt(steps.size)
+    # several draws per block give the same law as one: the chunking is invisible
+    again = random_matrices.log_norm_path(jax.random.key(3), 3, 40, 4000)
+    np.testing.assert_array_equal(path, again)
+
+
+def test_lyapunov_exponent():
+    assert random_matrices.lyapunov_exponent(2) == pytest.approx(-np.euler_gamma / 2, rel=1e-12)
+    for n in (10, 100, 1000):
+        assert random_matrices.lyapunov_exponent(n) == pytest.approx(-1 / (2 * n) - 1 / (6 * n**2),
+                                                                      rel=3 / n**2)
+    with pytest.raises(ValueError, match="n"):
+        random_matrices.lyapunov_exponent(0)

@@ -13,12 +13,13 @@ from fractions import Fraction
 from typing import Callable
 
 import numpy as np
+import scipy.integrate
 import sympy as sp
 
 from . import ExerciseCheckError, as_scalar, call, compare, passed, require_callable
 
 __all__ = ["check_layer_moment", "check_paths_through_weight", "check_one_layer_ratio",
-           "check_active_probability", "check_tie_moment"]
+           "check_active_probability", "check_tie_moment", "check_depth_limit"]
 
 
 def _symbolic(fn: Callable, n: sp.Symbol, *, what: str) -> sp.Expr:
@@ -186,3 +187,47 @@ def check_tie_moment(tie_moment: Callable) -> None:
                      "to (2/n_0)(2/n_1), so the moment is (4/n_0) P(active); a tie is inactive.")
     return passed("E[(df/dx_1)^2] = (4/n_0) P(active): 5/16 at x = (1, 1, 1, 1), and 2/n_0 "
                   "exactly when no signed sum of the inputs vanishes.")
+
+
+def check_depth_limit(depth_limit: Callable) -> None:
+    """depth_limit(beta) must be the layer-factor model's ratio as L -> infinity at fixed beta.
+
+    The model of Chapter 9, section 9.5, with L hidden layers of width n = L / beta: the
+    pair of layer parts (k, k') contributes (1 + 5/n)^(L - |k - k'|) (1 + 1/n)^|k - k'|, and
+    the ratio is the average over the (L + 1)^2 pairs. The reference integrates the limit
+    2 int_0^1 (1 - u) exp(5 beta (1 - u) + beta u) du numerically (scipy quad).
+
+    Args:
+        depth_limit: your function of a float beta > 0 returning a number.
+
+    Example:
+        >>> exercises.ch09.check_depth_limit(lambda beta: float(np.exp(5 * beta)))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: depth_limit(beta) at beta = 0.05: ...
+    """
+    require_callable(depth_limit, what="depth_limit")
+    for beta in (0.05, 0.25, 1.0, 2.0):
+        want = scipy.integrate.quad(lambda u: 2 * (1 - u) * np.exp(5 * beta - 4 * beta * u), 0, 1,
+                                    epsabs=0, epsrel=1e-13)[0]
+        got = as_scalar(call(depth_limit, beta, what="depth_limit(beta)"), what="depth_limit(beta)")
+        if abs(got - want) <= 1e-8 * want:
+            continue
+        wrong = {
+            "exp(5 beta), the bound: every pair at its largest. The layers between the two "
+            "parts of a pair contribute 1 + 1/n, not 1 + 5/n": np.exp(5 * beta),
+            "1 + 11 beta / 3, the first order only: the limit keeps every power of beta":
+                1 + 11 * beta / 3,
+            "the layers between the two parts count 1 instead of 1 + 1/n: the forward and "
+            "backward factors of a layer share its K active units, E[F B] = 1 + 1/n":
+                scipy.integrate.quad(lambda u: 2 * (1 - u) * np.exp(5 * beta * (1 - u)), 0, 1)[0],
+        }
+        for reason, value in wrong.items():
+            if abs(got - value) <= 1e-6 * value:
+                raise ExerciseCheckError(f"depth_limit(beta) at beta = {beta:g}: got {got:.6g}, "
+                                         f"expected {want:.6g}. You computed {reason}.")
+        raise ExerciseCheckError(
+            f"depth_limit(beta) at beta = {beta:g}: got {got:.6g}, expected {want:.6g}. With "
+            "u = |s - t|, the pair term tends to exp(5 beta (1 - u) + beta u), and the "
+            "average over s, t in [0, 1] is 2 int_0^1 (1 - u) g(u) du.")
+    return passed("the model's ratio tends to e^{5 beta} 2 (a - 1 + e^{-a}) / a^2 with a = 4 beta: "
+                  "below e^{5 beta}, and close to it only for small beta.")

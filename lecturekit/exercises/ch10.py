@@ -3,8 +3,9 @@
 The references are computed here without ``lecturekit.random_matrices`` or
 ``lecturekit.deep_linear``: moments of products of independent chi-square factors from
 ``E chi2_n = n`` and ``E (chi2_n)^2 = n^2 + 2n``, the finite-size second moment of a sample
-covariance by Wick's theorem in exact rationals, and the evidence of a Gaussian prior by a
-direct grid search over the closed-form log density of the data.
+covariance by Wick's theorem in exact rationals, the evidence of a Gaussian prior by a
+direct grid search over the closed-form log density of the data, and the Lyapunov exponent
+by integrating the log against the chi-square density (scipy quad).
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from fractions import Fraction
 from typing import Callable
 
 import numpy as np
+import scipy.integrate
+import scipy.special
 import sympy as sp
 
 from . import ExerciseCheckError, as_scalar, call, compare, passed, require_callable
 
 __all__ = ["check_fourth_moment", "check_covariance_second_moment", "check_sphere_variance",
-           "check_gaussian_optimal_scale"]
+           "check_gaussian_optimal_scale", "check_lyapunov"]
 
 
 def check_fourth_moment(fourth_moment: Callable) -> None:
@@ -131,3 +134,44 @@ def check_gaussian_optimal_scale(optimal_scale: Callable) -> None:
         compare(got, want, what=f"optimal_scale(a, P, n0) at {(a, p, n)}", rtol=1e-3,
                 hint="Y ~ N(0, sigma2 X X^T / n0); differentiate its log density in sigma2.")
     return passed("sigma2* = n0 a / P = ||theta_par||^2 / alpha.")
+
+
+def check_lyapunov(lyapunov: Callable) -> None:
+    """lyapunov(n) must be the a.s. limit of (1/L) log ||W_L ... W_1 x|| for n x n Gaussians.
+
+    The matrices have i.i.d. N(0, 1/n) entries and x is a fixed unit vector. The reference
+    is (1/2) E log(chi2_n / n), computed by integrating log(t / n) against the chi-square
+    density with n degrees of freedom (scipy quad), independently of the digamma formula.
+
+    Args:
+        lyapunov: your function of a positive integer n returning a number.
+
+    Example:
+        >>> exercises.ch10.check_lyapunov(lambda n: -1 / (2 * n))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: lyapunov(n) at n = 1: got -0.5, ...
+    """
+    require_callable(lyapunov, what="lyapunov")
+    for n in (1, 2, 3, 10, 40):
+        density = lambda t: np.exp((n / 2 - 1) * np.log(t) - t / 2 - n / 2 * np.log(2)  # noqa: E731
+                                   - scipy.special.gammaln(n / 2))
+        want = 0.5 * sum(scipy.integrate.quad(lambda t: np.log(t / n) * density(t), lo, hi,
+                                              limit=200)[0]
+                         for lo, hi in ((0, n), (n, np.inf)))
+        got = as_scalar(call(lyapunov, n, what="lyapunov(n)"), what="lyapunov(n)")
+        if abs(got - want) <= 1e-7 * abs(want):
+            continue
+        wrong = {"-1/(2n), the first order of the expansion in 1/n: keep the digamma "
+                 "function": -1 / (2 * n),
+                 "E log(chi2_n / n) without the factor 1/2: ||W x|| is the square root of "
+                 "chi2_n / n": 2 * want,
+                 "0, the log of the mean: E log Z < log E Z for a random Z (Jensen)": 0.0,
+                 "-1/(4n), the notes' log-normal scale L/(4n)": -1 / (4 * n)}
+        for reason, value in wrong.items():
+            if abs(got - value) <= 1e-7 * max(1.0, abs(value)):
+                raise ExerciseCheckError(f"lyapunov(n) at n = {n}: got {got:.6g}, expected "
+                                         f"{want:.6g}. You computed {reason}.")
+        raise ExerciseCheckError(f"lyapunov(n) at n = {n}: got {got:.6g}, expected {want:.6g}. "
+                                 "The limit is (1/2) E log(chi2_n / n) = (psi(n/2) + log(2/n)) / 2.")
+    return passed("lambda_n = (psi(n/2) + log(2/n)) / 2 < 0: at fixed width the norm of a product "
+                  "of Gaussian matrices decays exponentially with depth.")
