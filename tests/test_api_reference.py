@@ -36,6 +36,35 @@ MODULES = api_reference.public_modules()
 EXAMPLE = re.compile(r"^(Example|Examples):\s*$\n((\s*\n)|([ \t]+(?!>>> )\S.*\n))*[ \t]+>>> ", re.MULTILINE)
 
 
+# reStructuredText reads |text| as a substitution reference: "|k - k'|" in a docstring
+# fails the -W build ("Undefined substitution referenced"). Literals and doctests are exempt.
+_SUBSTITUTION = re.compile(r"(?<![\w|\\])\|(?=[^\s|])[^|\n]*(?<=[^\s|\\])\|(?![A-Za-z0-9|])")
+
+
+def _substitution_references(doc: str) -> list[str]:
+    """The |...| of a docstring's prose: not in ``literals`` or `roles` (which may span
+    lines), doctest blocks, or the indented block after a line ending in "::" (a literal
+    block or a directive such as ``.. math::``)."""
+    doc = re.sub(r"``.*?``|`[^`]*`", "", doc, flags=re.S)
+    found, in_doctest, block_indent = [], False, None
+    for line in doc.splitlines():
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if block_indent is not None and (not stripped or indent > block_indent):
+            continue
+        block_indent = indent if stripped.endswith("::") else None
+        in_doctest = stripped.startswith(">>>") or (in_doctest and bool(stripped))
+        if not in_doctest:
+            found += _SUBSTITUTION.findall(line)
+    return found
+
+
+def test_the_substitution_scanner():
+    doc = ("Bound: |k - k'| <= 1, ``|x|``, :math:`|S|`, ||x||, \\|u\\| and abs(x).\n\n"
+           ">>> abs(-1)\n|1|\n\nnorm |v|, |0 - x_i|_1, :math:`a +\n|b|`.\n\n.. math::\n\n   |z|\n\nend.")
+    assert _substitution_references(doc) == ["|k - k'|", "|v|", "|0 - x_i|"]
+
+
 def _own_entries(module_name: str) -> list[api_reference.Entry]:
     """The names the page of ``module_name`` documents itself (re-exports are documented
     on the page of the module that defines them)."""
@@ -83,6 +112,9 @@ def test_every_public_name_has_a_docstring_with_an_example(module_name):
             continue
         if not EXAMPLE.search(doc):
             problems.append(f"{entry.name}: no 'Example:' section with a doctest (>>>)")
+        for reference in _substitution_references(doc):
+            problems.append(f"{entry.name}: {reference} is a reStructuredText substitution "
+                            "(write abs(...) or put it in ``double backticks``)")
         if entry.kind in ("class", "exception"):
             for name, member in _public_members(obj):
                 target = member.fget if isinstance(member, property) else getattr(member, "__func__", member)

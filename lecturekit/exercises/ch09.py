@@ -193,8 +193,8 @@ def check_depth_limit(depth_limit: Callable) -> None:
     """depth_limit(beta) must be the layer-factor model's ratio as L -> infinity at fixed beta.
 
     The model of Chapter 9, section 9.5, with L hidden layers of width n = L / beta: the
-    pair of layer parts (k, k') contributes (1 + 5/n)^(L - |k - k'|) (1 + 1/n)^|k - k'|, and
-    the ratio is the average over the (L + 1)^2 pairs. The reference integrates the limit
+    pair of layer parts (k, k') at distance d = abs(k - k') contributes
+    (1 + 5/n)^(L - d) (1 + 1/n)^d, and the ratio is the average over the (L + 1)^2 pairs. The reference integrates the limit
     2 int_0^1 (1 - u) exp(5 beta (1 - u) + beta u) du numerically (scipy quad).
 
     Args:
