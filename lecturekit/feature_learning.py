@@ -329,15 +329,27 @@ def feature_movement(net: _nets.MLP, params: Any, x: ArrayLike, y: ArrayLike, *,
     y = as_float_array(y, name="y", ndim=1)
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps", minimum=0)
-    if alpha is None:
-        loss = _training.mse_loss(net.apply, x, y)
-    else:
-        loss = _training.lazy_loss(net.apply, params, x, y, alpha=alpha)
-    run = jax.jit(lambda p: _training.descend(loss, p, lr=lr, steps=steps))(params)
+    if alpha is not None:
+        alpha = check_real(alpha, name="alpha", positive=True)
+    # (1/alpha^2) L(alpha (f - f_0), y) = L(f - f_0, y / alpha): one compiled run serves
+    # every alpha (and every step size) of a network
+    targets = y if alpha is None else y / alpha
+    run = _movement_run(net, params, x, targets, lr, steps, alpha is not None)
     final = run.final_params
     k0, k1 = feature_kernel(net, params, x), feature_kernel(net, final, x)
     return FeatureMovement(relative_change(params[0]["W"], final[0]["W"]), relative_change(k0, k1),
                            run.losses, final)
+
+
+@partial(jax.jit, static_argnums=(0, 5, 6))
+def _movement_run(net: _nets.MLP, params: Any, x: jax.Array, y: jax.Array, lr: float, steps: int,
+                  centred: bool) -> _training.Trajectory:
+    """Gradient descent on the square loss of f (or of the centred f - f_0), jitted per network."""
+    if centred:
+        loss = _training.lazy_loss(net.apply, params, x, y, alpha=1.0)
+    else:
+        loss = _training.mse_loss(net.apply, x, y)
+    return _training.descend(loss, params, lr=lr, steps=steps)
 
 
 class LayerScalings(NamedTuple):

@@ -92,6 +92,23 @@ def test_chapter_7_exercise_checks_accept_the_solutions_and_reject_the_notes():
         ch07.check_ntk_alpha(lambda m: float(m))
     with pytest.raises(ExerciseCheckError, match="alpha for width"):
         ch07.check_ntk_alpha(lambda m: float(1 / np.sqrt(m)))   # the inverse
+    # muP's table, written from TP V's scalings (not from the library's multipliers)
+    table = {"input": lambda fi, fo: (1 / fi, fo), "hidden": lambda fi, fo: (1 / fi, 1.0),
+             "readout": lambda fi, fo: (1 / fi**2, 1 / fi)}
+    ch07.check_mup_scalings(lambda fi, fo, layer: table[layer](fi, fo))
+    # constants do not matter, only the width dependence
+    ch07.check_mup_scalings(lambda fi, fo, layer: tuple(3.0 * v for v in table[layer](fi, fo)))
+    wrong = {"standard parameterization": lambda fi, fo, layer: (1 / fi, 1.0),
+             "NTK parameterization": lambda fi, fo, layer: (1 / fi, 1 / fi),
+             "muP for Adam": lambda fi, fo, layer: {"input": (1 / fi, 1.0), "hidden": (1 / fi, 1 / fi),
+                                                    "readout": (1 / fi**2, 1 / fi)}[layer],
+             "muP for SGD": lambda fi, fo, layer: (table[layer](fi, fo)[0], 1.0)}   # steps forgotten
+    for match, answer in wrong.items():
+        with pytest.raises(ExerciseCheckError, match=match):
+            ch07.check_mup_scalings(answer)
+    with pytest.raises(ExerciseCheckError, match="input dimension doubles"):     # variance 1, not 1/d
+        ch07.check_mup_scalings(lambda fi, fo, layer: (1.0, fo) if layer == "input"
+                                else table[layer](fi, fo))
 
 
 def test_structured_ntk_of_the_mean_field_net_matches_autodiff_and_decays_like_one_over_width():
@@ -110,7 +127,7 @@ def test_structured_ntk_of_the_mean_field_net_matches_autodiff_and_decays_like_o
 
 
 @pytest.mark.parametrize("name", ["check_contraction_factor", "check_best_step", "check_noise_floor",
-                                  "check_ntk_alpha"])
+                                  "check_ntk_alpha", "check_mup_scalings"])
 def test_chapter_7_checks_explain_non_answers(name):
     from lecturekit.exercises import ExerciseCheckError, ch07
 
@@ -212,3 +229,19 @@ def test_bias_threshold_is_that_of_the_bias_jacobian():
     want = 14 / float(jnp.linalg.eigvalsh(j_b @ j_b.T)[-1])
     assert fl.largest_stable_lr(net, p, x, biases_only=True) == pytest.approx(want, rel=1e-10)
     assert fl.largest_stable_lr(net, p, x) < want          # the weights only add curvature
+
+
+def test_feature_movement_on_the_lazy_loss_is_descent_on_lazy_loss():
+    # feature_movement trains L(f - f_0, y / alpha), which equals the lazy loss
+    # (1/alpha^2) L(alpha (f - f_0), y) as a function of the parameters
+    net = nets.mlp((3, 32, 1), "tanh", parameterization="mean_field")
+    p0 = net.init(jax.random.key(14))
+    x = jax.random.normal(jax.random.key(15), (6, 3))
+    y = jnp.cos(x[:, 1])
+    for alpha in (1.0, 7.0):
+        out = fl.feature_movement(net, p0, x, y, lr=32.0, steps=40, alpha=alpha)
+        ref = training.descend(training.lazy_loss(net.apply, p0, x, y, alpha=alpha), p0, lr=32.0, steps=40)
+        np.testing.assert_allclose(out.losses, ref.losses, rtol=1e-9)
+        np.testing.assert_allclose(out.final_params[0]["W"], ref.final_params[0]["W"], rtol=1e-9)
+    with pytest.raises(ValueError, match="alpha"):
+        fl.feature_movement(net, p0, x, y, lr=1.0, steps=1, alpha=0.0)
