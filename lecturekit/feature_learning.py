@@ -398,9 +398,10 @@ def effective_scalings(net: _nets.MLP) -> LayerScalings:
 
     Example:
         >>> from lecturekit import nets, feature_learning as fl
-        >>> for m in (64, 128):
-        ...     table = fl.effective_scalings(nets.mlp((4, m, 1), parameterization="mup"))
-        ...     print(m, table.weight_variance * [2, m**2], table.weight_lr * [2, m] / [m, 1])
+        >>> for m in (64, 128):     # input: 2/d and 2 m/d; readout: 1/m^2 and 1/m
+        ...     net = nets.mlp((4, m, 1), parameterization="mup")
+        ...     var, lr = fl.effective_scalings(net)[:2]
+        ...     print(m, var * [2, m**2], lr * [2 / m, m])
         64 [1. 1.] [1. 1.]
         128 [1. 1.] [1. 1.]
     """
