@@ -36,7 +36,9 @@ from . import nets as _nets
 from . import sampling as _sampling
 from . import tangent as _tangent
 from . import training as _training
-from ._validation import as_float_array, check_key, check_params_pytree, check_positive_int, check_real
+from ._validation import (
+    as_float_array, as_host_float_array, check_key, check_params_pytree, check_positive_int, check_real,
+)
 
 __all__ = [
     "single_index_data",
@@ -331,9 +333,12 @@ def feature_movement(net: _nets.MLP, params: Any, x: ArrayLike, y: ArrayLike, *,
     steps = check_positive_int(steps, name="steps", minimum=0)
     if alpha is not None:
         alpha = check_real(alpha, name="alpha", positive=True)
+    if x.shape[1] != net.input_dim or y.shape[0] != x.shape[0]:
+        raise ValueError(f"x and y must have shapes (n, {net.input_dim}) and (n,), got {tuple(x.shape)} and "
+                         f"{tuple(y.shape)}")
     # (1/alpha^2) L(alpha (f - f_0), y) = L(f - f_0, y / alpha): one compiled run serves
-    # every alpha (and every step size) of a network
-    targets = y if alpha is None else y / alpha
+    # every alpha (and every step size) of a network; the division is done on the host
+    targets = y if alpha is None else np.asarray(y) / alpha
     run = _movement_run(net, params, x, targets, lr, steps, alpha is not None)
     final = run.final_params
     k0, k1 = feature_kernel(net, params, x), feature_kernel(net, final, x)
@@ -515,7 +520,7 @@ def best_lr(lrs: ArrayLike, losses: ArrayLike) -> np.ndarray:
     ratios = grid[1:] / grid[:-1]
     if np.any(ratios <= 1) or not np.allclose(ratios, ratios[0], rtol=1e-6):
         raise ValueError("lrs must increase geometrically (a constant ratio between neighbours)")
-    values = np.asarray(losses, dtype=float)
+    values = as_host_float_array(losses, name="losses", finite=False)
     if values.ndim < 1 or values.shape[-1] != grid.size:
         raise ValueError(f"losses must have shape (..., {grid.size}), got {values.shape}")
     if np.any(np.isnan(values)) or np.any(values <= 0):
