@@ -14,11 +14,17 @@ on the square loss (1/2n) sum_i (f(x_i) - y_i)^2 or, with a scale alpha, on the 
 * :func:`largest_stable_lr`: 2n / lambda_max of the empirical tangent kernel, the largest
   stable step of gradient descent on the linearized model;
 * :func:`feature_movement`: one training run and the relative change of the first-layer
-  weights and of the feature kernel.
+  weights and of the feature kernel;
+* :func:`effective_scalings`: the initial variance and the step of every layer's
+  effective weights, the per-layer table of a parameterization (standard, NTK, muP);
+* :func:`lr_sweep` and :func:`best_lr`: the training loss after a fixed number of steps
+  on a grid of learning rates and initializations (one compiled program), and the best
+  learning rate read off it (hyperparameter transfer).
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple
 
 import jax
@@ -30,7 +36,9 @@ from . import nets as _nets
 from . import sampling as _sampling
 from . import tangent as _tangent
 from . import training as _training
-from ._validation import as_float_array, check_key, check_params_pytree, check_positive_int, check_real
+from ._validation import (
+    as_float_array, as_host_float_array, check_key, check_params_pytree, check_positive_int, check_real,
+)
 
 __all__ = [
     "single_index_data",
@@ -41,6 +49,10 @@ __all__ = [
     "largest_stable_lr",
     "FeatureMovement",
     "feature_movement",
+    "LayerScalings",
+    "effective_scalings",
+    "lr_sweep",
+    "best_lr",
 ]
 
 
@@ -206,27 +218,35 @@ def direction_energy(w: ArrayLike, u: ArrayLike) -> float:
     return float(w.shape[0] * np.sum((u @ w) ** 2) / total)
 
 
-def largest_stable_lr(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
+def largest_stable_lr(net: _nets.MLP, params: Any, x: ArrayLike, *, biases_only: bool = False) -> float:
     """2n / lambda_max(Theta): the largest stable step for the linearized network.
 
     Theta is the empirical tangent kernel of ``net`` at ``params`` on the n inputs x
     (:func:`lecturekit.tangent.empirical_ntk`, per-layer formula). For the square loss
     (1/2n) sum_i (f(x_i) - y_i)^2 of the model linearized at ``params`` the residual
     evolves as r <- (I - lr Theta / n) r, which is stable iff lr < 2n / lambda_max.
+    With ``biases_only`` the kernel is that of the biases alone,
+    Theta_b = J_b J_b^T = sum_l mb_l^2 delta_l delta_l^T (J_b the Jacobian of the outputs
+    with respect to every bias, delta_l the output gradient of layer l from
+    :meth:`lecturekit.nets.MLP.backward`): the threshold of a step that moves only the
+    biases.
 
     Args:
         net: a scalar-output :func:`lecturekit.nets.mlp` network.
         params: its parameters.
         x: inputs, shape (n, d).
+        biases_only: use the kernel of the biases alone.
 
     Returns:
         The step 2n / lambda_max, a float.
 
     Example:
         >>> from lecturekit import nets, feature_learning as fl
-        >>> net = nets.mlp((1, 1, 1), "identity", w_std=1.0)
+        >>> net = nets.mlp((1, 1, 1), "identity", w_std=1.0, b_std=1.0, out_b_std=1.0)
         >>> p = [{"W": jnp.ones((1, 1)), "b": jnp.zeros(1)}] * 2
-        >>> fl.largest_stable_lr(net, p, jnp.ones((1, 1)))   # Theta = 1 + 1
+        >>> fl.largest_stable_lr(net, p, jnp.ones((1, 1)))   # Theta = 1 + 1 + 1 + 1
+        0.5
+        >>> fl.largest_stable_lr(net, p, jnp.ones((1, 1)), biases_only=True)   # 1 + 1
         1.0
     """
     if not isinstance(net, _nets.MLP):
@@ -236,8 +256,19 @@ def largest_stable_lr(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
     x = as_float_array(x, name="x", ndim=2)
     if x.shape[1] != net.input_dim:
         raise ValueError(f"x must have shape (n, {net.input_dim}) for this network, got {tuple(x.shape)}")
-    theta = _tangent.empirical_ntk(net.apply, params, x, implementation="structured", net=net)
+    if biases_only:
+        net.check_params(params)
+        theta = _bias_kernel(net, params, x)
+    else:
+        theta = _tangent.empirical_ntk(net.apply, params, x, implementation="structured", net=net)
     return float(2 * x.shape[0] / jnp.linalg.eigvalsh(theta)[-1])
+
+
+@partial(jax.jit, static_argnums=0)
+def _bias_kernel(net: _nets.MLP, params: Any, x: jax.Array) -> jax.Array:
+    """sum_l mb_l^2 delta_l delta_l^T: the tangent kernel of the biases of a scalar network."""
+    bw = net.backward(params, x)
+    return sum(mb**2 * (d[:, 0, :] @ d[:, 0, :].T) for (_, mb), d in zip(net.multipliers(), bw.deltas))
 
 
 class FeatureMovement(NamedTuple):
@@ -300,12 +331,212 @@ def feature_movement(net: _nets.MLP, params: Any, x: ArrayLike, y: ArrayLike, *,
     y = as_float_array(y, name="y", ndim=1)
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps", minimum=0)
-    if alpha is None:
-        loss = _training.mse_loss(net.apply, x, y)
-    else:
-        loss = _training.lazy_loss(net.apply, params, x, y, alpha=alpha)
-    run = jax.jit(lambda p: _training.descend(loss, p, lr=lr, steps=steps))(params)
+    if alpha is not None:
+        alpha = check_real(alpha, name="alpha", positive=True)
+    if x.shape[1] != net.input_dim or y.shape[0] != x.shape[0]:
+        raise ValueError(f"x and y must have shapes (n, {net.input_dim}) and (n,), got {tuple(x.shape)} and "
+                         f"{tuple(y.shape)}")
+    # (1/alpha^2) L(alpha (f - f_0), y) = L(f - f_0, y / alpha): one compiled run serves
+    # every alpha (and every step size) of a network; the division is done on the host
+    targets = y if alpha is None else np.asarray(y) / alpha
+    run = _movement_run(net, params, x, targets, lr, steps, alpha is not None)
     final = run.final_params
     k0, k1 = feature_kernel(net, params, x), feature_kernel(net, final, x)
     return FeatureMovement(relative_change(params[0]["W"], final[0]["W"]), relative_change(k0, k1),
                            run.losses, final)
+
+
+@partial(jax.jit, static_argnums=(0, 5, 6))
+def _movement_run(net: _nets.MLP, params: Any, x: jax.Array, y: jax.Array, lr: float, steps: int,
+                  centred: bool) -> _training.Trajectory:
+    """Gradient descent on the square loss of f (or of the centred f - f_0), jitted per network."""
+    if centred:
+        loss = _training.lazy_loss(net.apply, params, x, y, alpha=1.0)
+    else:
+        loss = _training.mse_loss(net.apply, x, y)
+    return _training.descend(loss, params, lr=lr, steps=steps)
+
+
+class LayerScalings(NamedTuple):
+    """What :func:`effective_scalings` returns: one entry per dense layer, the readout last.
+
+    A layer of a :func:`lecturekit.nets.mlp` network computes z = mW h W + mb b; its
+    *effective* weights are mW W and mb b. Gradient descent with step lr on the stored
+    W moves the effective weights by lr mW^2 times the gradient with respect to them, so
+    mW^2 is the layer's step in units of the global lr.
+
+    Attributes:
+        weight_variance: initial variance of the entries of mW W, shape (L + 1,).
+        weight_lr: mW^2, the step of the effective weights per unit of lr.
+        bias_variance: initial variance of the entries of mb b.
+        bias_lr: mb^2.
+
+    Example:
+        >>> from lecturekit import feature_learning as fl
+        >>> fl.LayerScalings(*[np.ones(2)] * 4).weight_lr
+        array([1., 1.])
+    """
+
+    weight_variance: np.ndarray
+    weight_lr: np.ndarray
+    bias_variance: np.ndarray
+    bias_lr: np.ndarray
+
+
+def effective_scalings(net: _nets.MLP) -> LayerScalings:
+    """The per-layer table of a network's parameterization: initial variances and steps.
+
+    Read off the network's forward multipliers (:meth:`lecturekit.nets.MLP.multipliers`)
+    and the standard deviations its :meth:`~lecturekit.nets.MLP.init` draws
+    (:meth:`lecturekit.nets.MLP.init_stds`): for the effective weights mW W of each layer,
+    the initial variance (mW std_W)^2 and the step mW^2 per unit of the global lr (and the
+    same for the biases). Evaluated at two widths, the table gives the exponents of width
+    that define a parameterization, e.g. muP for SGD: variance 1/fan_in and step
+    proportional to fan_out for the input layer, variance 1/fan_in^2 and step 1/fan_in
+    for the readout (Tensor Programs V).
+
+    Args:
+        net: a :func:`lecturekit.nets.mlp` network.
+
+    Returns:
+        A :class:`LayerScalings` of NumPy arrays of shape (depth + 1,).
+
+    Example:
+        >>> from lecturekit import nets, feature_learning as fl
+        >>> for m in (64, 128):     # input: 2/d and 2 m/d; readout: 1/m^2 and 1/m
+        ...     net = nets.mlp((4, m, 1), parameterization="mup")
+        ...     var, lr = fl.effective_scalings(net)[:2]
+        ...     print(m, var * [2, m**2], lr * [2 / m, m])
+        64 [1. 1.] [1. 1.]
+        128 [1. 1.] [1. 1.]
+    """
+    if not isinstance(net, _nets.MLP):
+        raise TypeError(f"net must be a lecturekit.nets.MLP, got {type(net).__name__}")
+    mults, stds = np.array(net.multipliers(), dtype=float), np.array(net.init_stds(), dtype=float)
+    return LayerScalings((mults[:, 0] * stds[:, 0]) ** 2, mults[:, 0] ** 2,
+                         (mults[:, 1] * stds[:, 1]) ** 2, mults[:, 1] ** 2)
+
+
+def lr_sweep(net: _nets.MLP, x: ArrayLike, y: ArrayLike, lrs: ArrayLike, *, key: jax.Array, seeds: int,
+             steps: int, dtype: Any = None, stop_above: float = 1e6, batch_size: int | None = None) -> jax.Array:
+    """Training loss after ``steps`` steps of gradient descent, for every (initialization, lr).
+
+    Draws ``seeds`` networks with :meth:`lecturekit.nets.MLP.init_many` (key, seeds, dtype)
+    and trains each from its initialization at every step size of ``lrs`` by full-batch
+    gradient descent (:func:`lecturekit.training.descend`) on the square loss
+    (1/2n) sum_i (f(x_i) - y_i)^2, all runs in one compiled program. A run whose loss
+    becomes non-finite or exceeds ``stop_above`` is stopped and reported as +inf (diverged).
+
+    Args:
+        net: a scalar-output :func:`lecturekit.nets.mlp` network.
+        x: training inputs, shape (n, d).
+        y: targets, shape (n,).
+        lrs: the step sizes, shape (r,), positive.
+        key: a JAX PRNG key for the initializations.
+        seeds: number of initializations, >= 1.
+        steps: number of gradient-descent steps, >= 1.
+        dtype: floating dtype of the runs (parameters and data), None for JAX's default.
+        stop_above: loss above which a run counts as diverged, > 0.
+        batch_size: how many runs are vectorized together (``jax.lax.map``'s batch size);
+            None vectorizes the r step sizes of one initialization. Only the speed depends
+            on it.
+
+    Returns:
+        The final losses, shape (seeds, r): entry [s, j] is network s trained at lrs[j].
+
+    Example:
+        >>> from lecturekit import nets, feature_learning as fl
+        >>> net = nets.mlp((2, 32, 1), "tanh")
+        >>> x, y = jnp.eye(2), jnp.array([1.0, -1.0])
+        >>> loss = fl.lr_sweep(net, x, y, [0.1, 1.0, 100.0], key=jax.random.key(0),
+        ...                    seeds=2, steps=50)
+        >>> loss.shape, bool(loss[0, 1] < loss[0, 0]), bool(jnp.isinf(loss[0, 2]))
+        ((2, 3), True, True)
+    """
+    if not isinstance(net, _nets.MLP):
+        raise TypeError(f"net must be a lecturekit.nets.MLP, got {type(net).__name__}")
+    if net.output_dim != 1:
+        raise ValueError(f"net must have one output, got {net.output_dim}")
+    key = check_key(key)
+    seeds = check_positive_int(seeds, name="seeds")
+    steps = check_positive_int(steps, name="steps")
+    stop_above = check_real(stop_above, name="stop_above", positive=True)
+    x = as_float_array(x, name="x", ndim=2)
+    y = as_float_array(y, name="y", ndim=1)
+    if x.shape[1] != net.input_dim or y.shape[0] != x.shape[0]:
+        raise ValueError(f"x and y must have shapes (n, {net.input_dim}) and (n,), got {tuple(x.shape)} and "
+                         f"{tuple(y.shape)}")
+    lrs = np.asarray(as_float_array(lrs, name="lrs", ndim=1))
+    if lrs.size == 0 or np.any(lrs <= 0):
+        raise ValueError("lrs must be a non-empty vector of positive step sizes")
+    batch_size = lrs.size if batch_size is None else check_positive_int(batch_size, name="batch_size")
+    params = net.init_many(key, seeds, dtype)
+    dtype = jax.tree_util.tree_leaves(params)[0].dtype
+    return _lr_sweep(net, params, x.astype(dtype), y.astype(dtype), jnp.asarray(lrs, dtype), steps, stop_above,
+                     batch_size)
+
+
+@partial(jax.jit, static_argnums=(0, 5, 6, 7))
+def _lr_sweep(net, params, x, y, lrs, steps, stop_above, batch_size):
+    loss = _training.mse_loss(net.apply, x, y)
+
+    def final_loss(run):
+        p, lr = run
+        return _training.descend(loss, p, lr=lr, steps=steps, stop_above=stop_above).losses[-1]
+
+    seeds, r = jax.tree_util.tree_leaves(params)[0].shape[0], lrs.shape[0]
+    every = jax.tree_util.tree_map(lambda a: jnp.repeat(a, r, axis=0), params)
+    losses = jax.lax.map(final_loss, (every, jnp.tile(lrs, seeds)), batch_size=batch_size)
+    return losses.reshape(seeds, r)
+
+
+def best_lr(lrs: ArrayLike, losses: ArrayLike) -> np.ndarray:
+    """The best step size of each row of a sweep: the vertex of a parabola in log-log axes.
+
+    ``lrs`` is a geometric grid (constant ratio). For each row of ``losses`` (one per
+    initialization) let k be the grid point of the smallest loss. The estimate is the
+    vertex of the parabola through (log lr, log loss) at k - 1, k, k + 1, which lies within
+    half a grid step of lrs[k]; if the loss at k + 1 is not finite (the run diverged: the
+    optimum sits at the divergence cliff) it is lrs[k] itself. Where k is the first or the
+    last grid point the optimum is not bracketed and the result is NaN.
+
+    Args:
+        lrs: the step sizes, shape (r,), r >= 3, increasing geometrically.
+        losses: final losses, shape (..., r), positive (+inf for diverged runs).
+
+    Returns:
+        The estimated best step size per row, shape losses.shape[:-1].
+
+    Example:
+        >>> from lecturekit import feature_learning as fl
+        >>> lrs = 2.0 ** np.arange(-4, 5)
+        >>> losses = np.exp((np.log(lrs) - np.log(1.5)) ** 2)    # minimum at lr = 1.5
+        >>> print(np.round(fl.best_lr(lrs, losses[None]), 6))
+        [1.5]
+    """
+    grid = np.asarray(as_float_array(lrs, name="lrs", ndim=1), dtype=float)
+    if grid.size < 3 or np.any(grid <= 0):
+        raise ValueError(f"lrs must hold at least 3 positive step sizes, got shape {grid.shape}")
+    ratios = grid[1:] / grid[:-1]
+    if np.any(ratios <= 1) or not np.allclose(ratios, ratios[0], rtol=1e-6):
+        raise ValueError("lrs must increase geometrically (a constant ratio between neighbours)")
+    values = as_host_float_array(losses, name="losses", finite=False)
+    if values.ndim < 1 or values.shape[-1] != grid.size:
+        raise ValueError(f"losses must have shape (..., {grid.size}), got {values.shape}")
+    if np.any(np.isnan(values)) or np.any(values <= 0):
+        raise ValueError("losses must be positive (+inf for diverged runs), without NaN")
+    flat = values.reshape(-1, grid.size)
+    out = np.full(flat.shape[0], np.nan)
+    step = np.log(ratios[0])
+    for row, loss in enumerate(flat):
+        k = int(np.argmin(loss))
+        if k == 0 or k == grid.size - 1 or not np.isfinite(loss[k]):
+            continue
+        if not np.isfinite(loss[k + 1]):
+            out[row] = grid[k]
+            continue
+        left, mid, right = np.log(loss[k - 1:k + 2])
+        curvature = left - 2 * mid + right         # >= 0 since mid is the smallest
+        offset = 0.5 * step * (left - right) / curvature if curvature > 0 else 0.0
+        out[row] = grid[k] * np.exp(offset)
+    return out.reshape(values.shape[:-1])

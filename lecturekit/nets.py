@@ -18,12 +18,37 @@ Parameterizations (a layer with fan-in n maps h to z; W, b have N(0, 1) entries 
   (1/2n) square loss moves each hidden unit by O(1) only if lr grows like the width m
   (lr = c m); then the hidden features move by O(1) at every width (feature learning),
   while in ``"ntk"`` with lr = O(1) they move by O(1/sqrt(m)).
+* ``"mup"``: the maximal-update parameterization (muP) for SGD of Yang and Hu (Tensor
+  Programs IV) in the form of Yang et al. (Tensor Programs V, their table of per-layer
+  scalings), written so that ONE global step ``lr`` gives every layer its muP learning
+  rate. A layer computes z = mW h W + mb b with the multipliers and initial standard
+  deviations (of the stored W, b entries)
+
+  ====================  ==========================  =========================
+  layer                 mW, mb                      std of W, b at init
+  ====================  ==========================  =========================
+  input (fan-in d)      w_std sqrt(n_1 / d),        1/sqrt(n_1), 1/sqrt(n_1)
+                        b_std sqrt(n_1)
+  hidden l >= 2         w_std, b_std sqrt(n_l)      1/sqrt(n_{l-1}), 1/sqrt(n_l)
+  readout (fan-in n_L)  out_w_std / sqrt(n_L),      1/sqrt(n_L), 1
+                        out_b_std
+  ====================  ==========================  =========================
+
+  so that the effective weights mW W have the initial variances w_std^2/d (input),
+  w_std^2/n_{l-1} (hidden) and out_w_std^2/n_L^2 (readout), and gradient descent with
+  step lr on the stored parameters moves them with the per-layer steps lr mW^2:
+  lr w_std^2 n_1/d (input: proportional to fan-out), lr w_std^2 (hidden: width-free),
+  lr out_w_std^2/n_L (readout: 1/fan-in), lr b_std^2 n_l (hidden biases: fan-out) and
+  lr out_b_std^2 (readout bias, fan-out k). With equal hidden widths n and
+  out_b_std = 0 the network at step lr is the ``"mean_field"`` network at step lr * n:
+  the same function at init (same draw) and the same gradient-descent trajectory.
 
 ``"ntk"`` and ``"standard"`` give the same function distribution at initialization (hence
 the same NNGP); they differ in their gradients and so in their tangent kernels. The
 mean-field output is ``1/sqrt(n_L)`` times the NTK-parameterized one at the same draw, so
 its output variance and its tangent kernel vanish as the width grows: it has no
-width-independent NNGP or NTK (:meth:`MLP.nngp` and :meth:`MLP.kernels` raise). Hidden layers use
+width-independent NNGP or NTK (:meth:`MLP.nngp` and :meth:`MLP.kernels` raise); so has
+``"mup"``, whose function at init is the mean-field one. Hidden layers use
 (w_std, b_std) and are followed by ``activation``; the readout uses (out_w_std,
 out_b_std) and is followed by ``output_activation`` if one is given.
 
@@ -52,7 +77,7 @@ from ._validation import (
 __all__ = ["mlp", "MLP", "Backward", "sub_network", "unstack"]
 
 Params = list[dict[str, jax.Array]]
-PARAMETERIZATIONS = ("ntk", "standard", "mean_field")
+PARAMETERIZATIONS = ("ntk", "standard", "mean_field", "mup")
 
 
 class Backward(NamedTuple):
@@ -128,10 +153,43 @@ class MLP:
         """Forward multipliers (of W, of b) of each layer: z = mW * h W + mb * b."""
         if self.parameterization == "standard":
             return [(1.0, 1.0)] * (self.depth + 1)
+        if self.parameterization == "mup":
+            return self._mup_multipliers()
         mults = [(w / fan_in**0.5, b) for (w, b), fan_in in zip(self.layer_stds(), self.widths[:-1])]
         if self.parameterization == "mean_field":
             mults[-1] = (self.out_w_std / self.widths[-2], self.out_b_std)
         return mults
+
+    def _mup_multipliers(self) -> list[tuple[float, float]]:
+        """The muP multipliers of the module docstring's table (input, hidden, readout)."""
+        fans = list(zip(self.widths[:-1], self.widths[1:]))
+        mults = []
+        for layer, (n_in, n_out) in enumerate(fans[:-1]):
+            mw = self.w_std * (n_out / n_in) ** 0.5 if layer == 0 else self.w_std
+            mults.append((mw, self.b_std * n_out**0.5))
+        return mults + [(self.out_w_std / fans[-1][0] ** 0.5, self.out_b_std)]
+
+    def init_stds(self) -> list[tuple[float, float]]:
+        """Standard deviations (of W entries, of b entries) that :meth:`init` draws, per layer.
+
+        ``"ntk"`` and ``"mean_field"``: (1, 1) for every layer; ``"standard"``:
+        (w_std / sqrt(fan_in), b_std) (readout: out_w_std, out_b_std); ``"mup"``: the
+        table of the module docstring. The effective weight of a layer is mW W (mW from
+        :meth:`multipliers`), so its initial variance is (mW * std)^2.
+
+        Example:
+            >>> from lecturekit import nets
+            >>> nets.mlp((2, 16, 1), parameterization="mup").init_stds()
+            [(0.25, 0.25), (0.25, 1.0)]
+        """
+        fans = list(zip(self.widths[:-1], self.widths[1:]))
+        if self.parameterization == "standard":
+            return [(w / n_in**0.5, b) for (w, b), (n_in, _) in zip(self.layer_stds(), fans)]
+        if self.parameterization == "mup":
+            hidden = [(n_out**-0.5 if layer == 0 else n_in**-0.5, n_out**-0.5)
+                      for layer, (n_in, n_out) in enumerate(fans[:-1])]
+            return hidden + [(fans[-1][0] ** -0.5, 1.0)]
+        return [(1.0, 1.0)] * (self.depth + 1)
 
     def num_params(self) -> int:
         """Number of parameters P: all weights and biases of all dense layers."""
@@ -145,7 +203,7 @@ class MLP:
         last, each in row-major order), off one draw
         ``sampling.standard_normal(key, (num_params,), dtype)``: entries are N(0, 1) in the
         NTK and mean-field parameterizations; in the standard one W is scaled by w_std/sqrt(fan_in) and b
-        by b_std. One draw for the whole network: a new architecture compiles nothing
+        by b_std; in the muP one by the stds of :meth:`init_stds`. One draw for the whole network: a new architecture compiles nothing
         (:func:`lecturekit.sampling.standard_normal` is compiled once per dtype).
 
         Args:
@@ -203,6 +261,9 @@ class MLP:
             if self.parameterization == "standard":
                 w, b = w * (w_std / n_in**0.5), b * b_std
             params.append({"W": w, "b": b})
+        if self.parameterization == "mup":
+            params = [{"W": layer["W"] * sw, "b": layer["b"] * sb}
+                      for layer, (sw, sb) in zip(params, self.init_stds())]
         return jax.device_put(params) if isinstance(flat, np.ndarray) else params
 
     def check_params(self, params: Any) -> None:
@@ -312,9 +373,9 @@ class MLP:
         it raises ``ValueError``.
         """
         self._check_kernel_limit("NNGP")
-        if self.parameterization == "mean_field":
+        if self.parameterization in ("mean_field", "mup"):
             raise ValueError(
-                "the mean-field parameterization has no width-independent NNGP: its output "
+                f"the {self._par_name()} parameterization has no width-independent NNGP: its output "
                 "variance decays like 1/width; use parameterization='ntk' for the limit kernels"
             )
         return self._recursion(x1, x2).nngp
@@ -327,9 +388,9 @@ class MLP:
         standard one use :meth:`nngp` (its NTK grows with width).
         """
         self._check_kernel_limit("NTK")
-        if self.parameterization == "mean_field":
+        if self.parameterization in ("mean_field", "mup"):
             raise ValueError(
-                "the tangent kernel of the mean-field parameterization decays like 1/width and "
+                f"the tangent kernel of the {self._par_name()} parameterization decays like 1/width and "
                 "has no width-independent limit; use parameterization='ntk' (the same network "
                 "times sqrt(width)) for the limit kernels"
             )
@@ -339,6 +400,9 @@ class MLP:
                 "no infinite-width limit; use parameterization='ntk', or net.nngp(...) for the NNGP"
             )
         return self._recursion(x1, x2)
+
+    def _par_name(self) -> str:
+        return {"mean_field": "mean-field", "mup": "muP"}.get(self.parameterization, self.parameterization)
 
     def _recursion(self, x1: ArrayLike, x2: ArrayLike | None) -> _kernels.Kernels:
         a, b = check_inputs_pair(x1, x2, dim=self.input_dim)
@@ -373,7 +437,7 @@ def mlp(
         b_std: bias scale of the hidden layers.
         out_w_std: weight scale of the readout.
         out_b_std: bias scale of the readout.
-        parameterization: "ntk", "standard" or "mean_field" (module docstring).
+        parameterization: "ntk", "standard", "mean_field" or "mup" (module docstring).
         output_activation: name of an activation applied to the readout, or None.
 
     Returns:

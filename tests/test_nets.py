@@ -179,7 +179,8 @@ def test_sub_network_blocks_are_networks_of_the_smaller_width():
 # ------------------------------------------------------------------------- backward pass
 @pytest.mark.parametrize("activation", ["relu", "erf", "tanh", "identity", "softplus", "swish"])
 @pytest.mark.parametrize("outputs, output_activation, parameterization",
-                         [(1, None, "ntk"), (3, None, "standard"), (2, "tanh", "ntk"), (1, "sigmoid", "standard")])
+                         [(1, None, "ntk"), (3, None, "standard"), (2, "tanh", "ntk"), (1, "sigmoid", "standard"),
+                          (2, None, "mup")])
 def test_backward_gives_jacrev(activation, outputs, output_activation, parameterization):
     """d f_k(x_i)/dW_l = mW_l outer(h_{l-1}[i], delta_l[i, k]) and d f_k/db_l = mb_l delta_l[i, k]."""
     net = nets.mlp((3, 6, 5, outputs), activation, b_std=0.3, out_b_std=0.4, w_std=1.2,
@@ -244,3 +245,93 @@ def test_mean_field_matches_a_hand_computation():
         net.kernels(x)
     with pytest.raises(ValueError, match="mean-field parameterization has no width-independent NNGP"):
         net.nngp(x)
+
+
+def test_mup_matches_a_hand_computation_of_its_table():
+    # muP for SGD (Tensor Programs V's table, module docstring): effective weights with
+    # variances w^2/d (input), w^2/n (hidden), c^2/n^2 (readout), and one step of size lr on
+    # the stored parameters moves them with the per-layer steps lr w^2 n/d (input),
+    # lr w^2 (hidden), lr c^2/n (readout), lr b^2 n (hidden biases), lr c_b^2 (readout bias).
+    d, n = 3, 5
+    w, bs, c, cb = 1.2, 0.3, 0.8, 0.5
+    net = nets.mlp((d, n, n, 1), "tanh", w_std=w, b_std=bs, out_w_std=c, out_b_std=cb,
+                   parameterization="mup")
+    params = net.init(jax.random.key(2))
+    z = [np.asarray(a) for a in jax.tree_util.tree_leaves(nets.mlp(
+        (d, n, n, 1), "tanh", parameterization="ntk").init(jax.random.key(2)))]
+    # the same N(0, 1) draw, scaled by the stds of the table (leaves: W, b per layer)
+    stds = [1 / np.sqrt(n)] * 5 + [1.0]
+    for leaf, draw, std in zip(jax.tree_util.tree_leaves(params), z, stds):
+        np.testing.assert_allclose(leaf, std * draw, rtol=1e-14)
+    x = np.asarray(jax.random.normal(jax.random.key(3), (4, d)))
+    W1, b1, W2, b2 = (np.asarray(params[i][k]) for i in (0, 1) for k in ("W", "b"))
+    W3, b3 = np.asarray(params[2]["W"]), np.asarray(params[2]["b"])
+    E1, E2, E3 = w * np.sqrt(n / d) * W1, w * W2, c / np.sqrt(n) * W3   # effective weights
+    B1, B2, B3 = bs * np.sqrt(n) * b1, bs * np.sqrt(n) * b2, cb * b3
+    h1 = np.tanh(x @ E1 + B1)
+    h2 = np.tanh(h1 @ E2 + B2)
+    np.testing.assert_allclose(net.apply(params, x), (h2 @ E3 + B3)[:, 0], rtol=1e-12)
+    # effective initial std = multiplier x std of the draw: w/sqrt(d), w/sqrt(n), c/n
+    mults, init = net.multipliers(), net.init_stds()
+    for layer, std in enumerate((w / np.sqrt(d), w / np.sqrt(n), c / n)):
+        np.testing.assert_allclose(mults[layer][0] * init[layer][0], std, rtol=1e-14)
+    for layer, std in enumerate((bs, bs, cb)):
+        np.testing.assert_allclose(mults[layer][1] * init[layer][1], std, rtol=1e-14)
+    # one step of gradient descent on the stored parameters, seen on the effective weights
+    lr = 0.1
+    y = np.asarray(jax.random.normal(jax.random.key(4), (4,)))
+    loss = lambda p: 0.5 * jnp.mean((net.apply(p, x) - y) ** 2)
+    grads = jax.grad(loss)(params)
+    moved = jax.tree_util.tree_map(lambda a, g: a - lr * g, params, grads)
+    # d loss / d (effective weight), by hand through the two hidden layers
+    r = (h2 @ E3 + B3)[:, 0] - y
+    g3 = h2.T @ r[:, None] / len(x)
+    d2 = (r[:, None] * E3[:, 0]) * (1 - h2**2)
+    g2 = h1.T @ d2 / len(x)
+    d1 = (d2 @ E2.T) * (1 - h1**2)
+    g1 = x.T @ d1 / len(x)
+    steps = {(0, "W"): (w * np.sqrt(n / d), lr * w**2 * n / d, g1),
+             (1, "W"): (w, lr * w**2, g2),
+             (2, "W"): (c / np.sqrt(n), lr * c**2 / n, g3),
+             (0, "b"): (bs * np.sqrt(n), lr * bs**2 * n, d1.mean(axis=0)),
+             (1, "b"): (bs * np.sqrt(n), lr * bs**2 * n, d2.mean(axis=0)),
+             (2, "b"): (cb, lr * cb**2, r.mean(keepdims=True))}
+    for (layer, kind), (mult, step, grad_eff) in steps.items():
+        change = mult * (np.asarray(moved[layer][kind]) - np.asarray(params[layer][kind]))
+        np.testing.assert_allclose(change, -step * grad_eff, rtol=1e-10, atol=1e-15)
+    with pytest.raises(ValueError, match="muP parameterization decays like 1/width"):
+        net.kernels(x)
+    with pytest.raises(ValueError, match="muP parameterization has no width-independent NNGP"):
+        net.nngp(x)
+
+
+def test_mup_at_step_lr_is_mean_field_at_step_lr_times_width():
+    # equal hidden widths, no readout bias: same function at init and the same trajectory
+    n = 16
+    mup = nets.mlp((3, n, n, 1), "relu", b_std=0.4, parameterization="mup")
+    mf = nets.mlp((3, n, n, 1), "relu", b_std=0.4, parameterization="mean_field")
+    key, x = jax.random.key(5), jax.random.normal(jax.random.key(6), (7, 3))
+    y = jnp.sin(x[:, 0])
+    p_mup, p_mf = mup.init(key), mf.init(key)
+    np.testing.assert_allclose(mup.apply(p_mup, x), mf.apply(p_mf, x), rtol=1e-12)
+    from lecturekit import training
+    run_mup = training.descend(training.mse_loss(mup.apply, x, y), p_mup, lr=0.3, steps=50)
+    run_mf = training.descend(training.mse_loss(mf.apply, x, y), p_mf, lr=0.3 * n, steps=50)
+    np.testing.assert_allclose(run_mup.losses, run_mf.losses, rtol=1e-9)
+    assert float(run_mup.losses[-1]) < 0.5 * float(run_mup.losses[0])   # it trains
+    # ... and it is not the NTK network at step lr (rejects "muP = NTK with a rescaled lr")
+    ntk = nets.mlp((3, n, n, 1), "relu", b_std=0.4)
+    assert not np.allclose(ntk.apply(ntk.init(key), x), mup.apply(p_mup, x))
+
+
+def test_init_stds_are_what_init_draws():
+    for par in nets.PARAMETERIZATIONS:
+        net = nets.mlp((300, 200, 100, 50), "relu", w_std=1.5, b_std=0.5, out_w_std=0.7,
+                       out_b_std=0.3, parameterization=par)
+        params = net.init(jax.random.key(7))
+        for layer, (sw, sb) in zip(params, net.init_stds()):
+            # >= 5000 N(0, sw^2) entries in W: relative standard error of the std <= 1 %, so
+            # 5 % is 5 s.e. (rejects the NTK std 1 for "standard" and "mup": off by > 5x)
+            assert abs(float(jnp.std(layer["W"])) / sw - 1) < 0.05, (par, sw)
+        assert net.init_stds()[-1][1] == {"ntk": 1.0, "mean_field": 1.0, "mup": 1.0,
+                                          "standard": 0.3}[par]

@@ -2,8 +2,8 @@
 
 Each check calls the learner's function on problems drawn here and compares it with an
 independent reference: eigenvalues of the iteration matrix, a brute-force search over step
-sizes, the stationary covariance of the noisy iteration (a Lyapunov equation) and a
-direct evaluation of two networks.
+sizes, the stationary covariance of the noisy iteration (a Lyapunov equation), a
+direct evaluation of two networks, and the per-layer table of the library's muP network.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import scipy.linalg
 
 from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
-__all__ = ["check_contraction_factor", "check_best_step", "check_noise_floor", "check_ntk_alpha"]
+__all__ = ["check_contraction_factor", "check_best_step", "check_noise_floor", "check_ntk_alpha",
+           "check_mup_scalings"]
 
 
 def _spectra() -> list[np.ndarray]:
@@ -166,3 +167,77 @@ def check_ntk_alpha(alpha_for_width: Callable) -> None:
                 "the centred NTK loss.")
     return passed("alpha(m) (f_MF - f_MF(theta_0)) equals f_NTK - f_NTK(theta_0) for the library networks, and "
                   "a step lr on L_alpha is a step lr / m on the centred NTK loss, at widths 4, 25 and 300.")
+
+
+# the classic wrong tables: (input, hidden, readout) exponents of (variance, step) in the width
+_WRONG_TABLES = {
+    "the standard parameterization (SP)": ((0, 0), (-1, 0), (-1, 0)),
+    "the NTK parameterization": ((0, 0), (-1, -1), (-1, -1)),
+    "muP for Adam (its steps are 1, 1/fan_in, 1/fan_in)": ((0, 0), (-1, -1), (-2, -1)),
+}
+
+
+def check_mup_scalings(mup_scalings: Callable) -> None:
+    """mup_scalings(fan_in, fan_out, layer) must give muP's (variance, step) for SGD.
+
+    For a weight matrix of an MLP whose hidden widths all grow together, ``layer`` one of
+    "input", "hidden" and "readout", return (the initial variance of the effective
+    weights, the step of plain SGD on them in units of the global learning rate), up to
+    constants that do not depend on the fans. The check compares how each entry changes
+    when the width (or the input dimension) doubles with the library's muP network
+    (``nets.mlp(..., parameterization="mup")``, read through
+    :func:`lecturekit.feature_learning.effective_scalings`), and names the parameterization
+    that a wrong table belongs to.
+
+    Args:
+        mup_scalings: your function (fan_in, fan_out, layer) -> (variance, step).
+
+    Example:
+        >>> exercises.ch07.check_mup_scalings(
+        ...     lambda fan_in, fan_out, layer: (1 / fan_in, 1.0))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: ...the standard parameterization (SP)...
+    """
+    from .. import feature_learning, nets
+
+    require_callable(mup_scalings, what="mup_scalings")
+    d, widths = 10, (256, 512)
+    fans = {"input": lambda m, dim: (dim, m), "hidden": lambda m, dim: (m, m), "readout": lambda m, dim: (m, 1)}
+
+    def entry(layer, m, dim):
+        fan_in, fan_out = fans[layer](m, dim)
+        got = call_numeric(mup_scalings, fan_in, fan_out, layer,
+                           what=f"mup_scalings({fan_in}, {fan_out}, {layer!r})")
+        if got.shape != (2,) or not np.all(np.isfinite(got)) or np.any(got <= 0):
+            raise ExerciseCheckError(f"mup_scalings({fan_in}, {fan_out}, {layer!r}) should return two positive "
+                                     f"numbers (variance, step), got {got}")
+        return got
+
+    def exponents(m_small, m_large, dim_small, dim_large, layer):
+        return np.log2(entry(layer, m_large, dim_large) / entry(layer, m_small, dim_small))
+
+    def plain(values):
+        return tuple(float(v) + 0.0 for v in np.round(values, 9))
+
+    got = tuple(plain(exponents(*widths, d, d, layer)) for layer in fans)
+    tables = [feature_learning.effective_scalings(nets.mlp((d, m, m, 1), parameterization="mup")) for m in widths]
+    want = tuple(plain(np.log2([getattr(tables[1], name)[i] / getattr(tables[0], name)[i]
+                                for name in ("weight_variance", "weight_lr")])) for i in range(3))
+    if got != want:
+        for name, table in _WRONG_TABLES.items():
+            if got == table:
+                raise ExerciseCheckError(
+                    f"your width exponents (input, hidden, readout) x (variance, step) are {got}: that is "
+                    f"{name}, not muP for SGD {want}. Hint: in muP the readout is multiplied by 1/width and "
+                    f"every layer with one width dimension (input weights, biases, readout) gets its SGD step "
+                    f"multiplied by the width.")
+        raise ExerciseCheckError(
+            f"your width exponents (input, hidden, readout) x (variance, step) are {got}, muP for SGD has "
+            f"{want}. Hint: variance 1/fan_in except the readout (1/fan_in^2); step fan_out for the input "
+            f"weights, 1 for the hidden ones, 1/fan_in for the readout.")
+    # the input layer's variance is 1/fan_in in the input dimension too (doubling d halves it)
+    input_d = exponents(widths[0], widths[0], d, 2 * d, "input")
+    compare(input_d[0], -1.0, what="the change of the input layer's variance (log2) when the input dimension "
+            "doubles", atol=1e-9, hint="the input weights start with variance 1/fan_in, fan_in = d.")
+    return passed(f"your table has muP's width exponents {want} for (input, hidden, readout) x (variance, "
+                  "step), as the library's muP network, and the input variance 1/d.")
