@@ -2,9 +2,11 @@
 
 The first execution is the one `make test-notebooks` (nbval) stored in the book's
 jupyter-cache; this test executes each chapter once more in a fresh kernel and compares the
-text of every output, cell by cell: printed streams (stdout and stderr, with the chunks the
-kernel happened to send joined), and the text/plain, text/html, text/markdown and
-text/latex parts of results and displays. Images and widget models are not compared (a
+text of every output, cell by cell: printed streams (stdout and stderr, each joined into
+one text at its first place in the cell, as nbval stores them: the chunks a kernel sends,
+and where other outputs such as glued values fall between them, vary from run to run), and
+the text/plain, text/html, text/markdown and text/latex parts of results and displays,
+glued values included (the numbers the prose shows). Images and widget models are not compared (a
 widget's model id is a fresh UUID by design). A chapter missing from the cache (nbval not
 run, or code changed since) is executed twice here.
 
@@ -29,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 BOOK_CACHE = ROOT / "_build" / ".jupyter_cache"
 TEXT_MIMES = ("text/plain", "text/html", "text/markdown", "text/latex")
+GLUED = "application/papermill.record/"  # myst_nb.glue(..., display=False)
 WORKERS = 2
 
 
@@ -38,30 +41,30 @@ def chapter_sources() -> list[Path]:
 
 
 def text_outputs(nb: nbformat.NotebookNode) -> list[list[str]]:
-    """Per code cell, the text of its outputs in order; consecutive stream chunks joined."""
+    """Per code cell, the text of its outputs in order; each stream's chunks joined at the
+    stream's first place (nbval's ``coalesce_streams``)."""
     cells = []
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         texts: list[str] = []
-        last_stream = None
+        streams: dict[str, int] = {}  # stream name -> its index in texts
         for out in cell.get("outputs", []):
             kind = out["output_type"]
             if kind == "stream":
-                if last_stream == out["name"]:
-                    texts[-1] += out["text"]
+                if out["name"] in streams:
+                    texts[streams[out["name"]]] += out["text"]
                 else:
+                    streams[out["name"]] = len(texts)
                     texts.append(f"[{out['name']}]\n" + out["text"])
-                last_stream = out["name"]
                 continue
-            last_stream = None
             if kind == "error":
                 texts.append(f"[error] {out['ename']}: {out['evalue']}")
-            else:
-                for mime in TEXT_MIMES:
-                    if mime in out.get("data", {}):
-                        value = out["data"][mime]
-                        texts.append(f"[{mime}]\n" + ("".join(value) if isinstance(value, list) else value))
+            else:  # a glued value's text is under the prefix GLUED (shown in the prose)
+                data = out.get("data", {})
+                for mime in [m for base in TEXT_MIMES for m in (base, GLUED + base) if m in data]:
+                    value = data[mime]
+                    texts.append(f"[{mime}]\n" + ("".join(value) if isinstance(value, list) else value))
         cells.append(texts)
     return cells
 
