@@ -570,7 +570,8 @@ def perturb_nonzero(params: Any, key: jax.Array, size: float) -> list:
     return jax.tree_util.tree_unflatten(tree, out)
 
 
-def _backward(net: _nets.MLP, params: Any, x: ArrayLike):
+def _scalar_pass(net: _nets.MLP, params: Any, x: ArrayLike):
+    """:meth:`lecturekit.nets.MLP.backward` of a scalar-output network (checked)."""
     if not isinstance(net, _nets.MLP):
         raise TypeError(f"net must be a lecturekit.nets.MLP, got {type(net).__name__}")
     if net.output_dim != 1:
@@ -602,7 +603,7 @@ def input_gradient_norms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array
         >>> g.round(4).tolist()
         [1.4142]
     """
-    bw = _backward(net, params, x)
+    bw = _scalar_pass(net, params, x)
     mw = net.multipliers()[0][0]
     grad = mw * (bw.deltas[0][:, 0, :] @ params[0]["W"].T)
     return jnp.sqrt(jnp.sum(grad**2, axis=1))
@@ -633,7 +634,7 @@ def parameter_gradient_norms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.A
         >>> bool(jnp.allclose(g**2, jnp.diag(ntk)))
         True
     """
-    bw = _backward(net, params, x)
+    bw = _scalar_pass(net, params, x)
     total = 0.0
     for (mw, mb), h, delta in zip(net.multipliers(), bw.inputs, bw.deltas):
         d2 = jnp.sum(delta[:, 0, :] ** 2, axis=1)
