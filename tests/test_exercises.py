@@ -785,3 +785,19 @@ def test_a_constant_answer_never_passes():
         with pytest.raises(ExerciseCheckError):
             check(lambda *args: 1.0)
 
+
+
+def test_pieces_needed():
+    import math as _math
+
+    def right(L, eps):
+        return max(1, _math.floor(2 ** (L - 1) * (1 - 8 * eps) - 1) + 1)
+
+    ch06.check_pieces_needed(right)
+    rejects(ch06.check_pieces_needed, lambda L, eps: max(1, _math.floor(2**L * (1 - 8 * eps) - 1) + 1),
+            "twice the answer's leading term")
+    rejects(ch06.check_pieces_needed, lambda L, eps: max(1, _math.ceil(2 ** (L - 1) * (1 - 8 * eps) - 1)),
+            "strictly below it")
+    rejects(ch06.check_pieces_needed, lambda L, eps: max(1, _math.floor(2 ** (L - 1) * (1 - 8 * eps)) + 1),
+            "dropped the -1")
+    rejects(ch06.check_pieces_needed, lambda L, eps: float(right(L, eps)), "should be an integer")
