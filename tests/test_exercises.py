@@ -801,3 +801,19 @@ def test_pieces_needed():
     rejects(ch06.check_pieces_needed, lambda L, eps: max(1, _math.floor(2 ** (L - 1) * (1 - 8 * eps)) + 1),
             "dropped the -1")
     rejects(ch06.check_pieces_needed, lambda L, eps: float(right(L, eps)), "should be an integer")
+
+
+def test_flattest_interpolant():
+    from lecturekit import implicit_bias
+
+    def weighted(X, y):
+        return np.asarray(implicit_bias.min_l1_interpolant(X, y, weights=np.sum(X**2, 0)))
+
+    ch05.check_flattest_interpolant(weighted)
+    rejects(ch05.check_flattest_interpolant,
+            lambda X, y: np.asarray(implicit_bias.min_l1_interpolant(X, y)), "unweighted")
+    rejects(ch05.check_flattest_interpolant,
+            lambda X, y: np.asarray(implicit_bias.min_l1_interpolant(X, y,
+                                                                      weights=np.sum(X**2, 0) ** 2)),
+            "sum_j c_j")
+    rejects(ch05.check_flattest_interpolant, lambda X, y: np.zeros(X.shape[1]), "interpolate")
