@@ -717,9 +717,11 @@ FUNCTION_CHECKS = {
     ch05.check_support_vectors: "support_vectors",
     ch05.check_continuum_mass: "lower_mass",
     ch05.check_gd_bias_order: "deviation",
+    ch05.check_flattest_interpolant: "flattest_interpolant",
     ch06.check_shallow_breakpoints: "shallow_breakpoints",
     ch06.check_region_recursion: "regions_count",
     ch06.check_zigzag_net: "zigzag_net",
+    ch06.check_pieces_needed: "pieces_needed",
     fast.check_ntk_diagonal: "ntk_diagonal",
     fast.check_lanczos_estimates: "lanczos_estimates",
 }
@@ -736,7 +738,7 @@ def test_every_check_is_covered():
     modules = (ch01, ch02, ch03, ch04, ch05, ch06, fast)
     checks = {getattr(m, name) for m in modules for name in dir(m) if name.startswith("check_")}
     covered = set(FUNCTION_CHECKS) | VALUE_CHECKS
-    assert len(checks) == 31 and checks == covered, checks ^ covered
+    assert len(checks) == 33 and checks == covered, checks ^ covered
 
 
 def stub(*args):
