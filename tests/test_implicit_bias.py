@@ -396,11 +396,11 @@ def test_flow_time_does_not_change_the_limit():
 
 
 def test_public_names_live_in_one_module_each():
-    from lecturekit.implicit_bias import diagonal, margin, sgd_noise
+    from lecturekit.implicit_bias import diagonal, label_noise, margin, sgd_noise
 
-    names = [*diagonal.__all__, *margin.__all__, *sgd_noise.__all__]
+    names = [*diagonal.__all__, *margin.__all__, *sgd_noise.__all__, *label_noise.__all__]
     assert len(names) == len(set(names)) and sorted(ib.__all__) == sorted(names)
-    for module in (diagonal, margin, sgd_noise):
+    for module in (diagonal, margin, sgd_noise, label_noise):
         for name in module.__all__:
             assert getattr(ib, name) is getattr(module, name)
             assert getattr(module, name).__doc__ and "Example:" in getattr(module, name).__doc__, name

@@ -489,6 +489,7 @@ def l1_certificate(X: ArrayLike, y: ArrayLike, *, tol: float = 1e-9) -> L1Certif
         ([True, False, False], 0.333333, 1.333333)
     """
     Xa, ya = check_regression(X, y)
+    tol = check_real(tol, name="tol", positive=True)
     Xn = np.asarray(Xa, float)
     beta = np.asarray(min_l1_interpolant(Xa, ya))
     support = np.abs(beta) > tol * np.max(np.abs(beta))

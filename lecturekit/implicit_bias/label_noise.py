@@ -33,13 +33,14 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from .._validation import as_float_array, check_real
-from ._checks import check_regression
 
 __all__ = ["diagonal_sharpness", "label_noise_drift"]
 
 
 def _state(theta_plus: ArrayLike, theta_minus: ArrayLike, X: ArrayLike):
-    Xa, _ = check_regression(X, np.zeros(np.shape(X)[0]))
+    Xa = as_float_array(X, name="X", ndim=2)
+    if Xa.shape[0] == 0 or Xa.shape[1] == 0:
+        raise ValueError(f"X must have at least one row and one column, got shape {tuple(Xa.shape)}")
     tp = np.asarray(as_float_array(theta_plus, name="theta_plus", ndim=1), float)
     tm = np.asarray(as_float_array(theta_minus, name="theta_minus", ndim=1), float)
     d = Xa.shape[1]

@@ -34,7 +34,7 @@ import numpy as np
 from .. import nets as _nets
 from .._validation import as_host_float_array, check_positive_int
 from ._networks import _check_relu_net
-from .line import trace_1d
+from .line import _check_end, trace_1d
 
 __all__ = [
     "network_pwl",
@@ -85,7 +85,7 @@ def pwl_l1_distance(x1: Any, y1: Any, x2: Any, y2: Any) -> float:
     xa, ya = _check_pwl(x1, y1, "x1/y1")
     xb, yb = _check_pwl(x2, y2, "x2/y2")
     if xa[0] != xb[0] or xa[-1] != xb[-1]:
-        raise ValueError(f"the two functions must share their ends, got [{xa[0]}, {xa[-1]}] "
+        raise ValueError(f"x1 and x2 must share their ends (first and last knots), got [{xa[0]}, {xa[-1]}] "
                          f"and [{xb[0]}, {xb[-1]}]")
     x = np.union1d(xa, xb)
     h = np.interp(x, xa, ya) - np.interp(x, xb, yb)
@@ -120,10 +120,11 @@ def network_pwl(net: _nets.MLP, params: Any, a: float, b: float) -> tuple[np.nda
         ([0.0, 0.25, 0.5, 0.75, 1.0], [0.0, 1.0, 0.0, 1.0, 0.0])
     """
     _check_relu_net(net, input_dim=1)
-    if not (np.isfinite(a) and np.isfinite(b)):
-        raise ValueError(f"a and b must be finite, got {a} and {b}")
-    tr = trace_1d(net, params, a, b)
-    knots = np.concatenate([[float(a)], np.asarray(tr.breakpoints, float), [float(b)]])
+    lo, hi = _check_end(a, "a"), _check_end(b, "b")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"a and b must be finite, got a = {a} and b = {b}")
+    tr = trace_1d(net, params, lo, hi)
+    knots = np.concatenate([[lo], np.asarray(tr.breakpoints, float), [hi]])
     # the piece containing each knot: the trace's pieces lie between its own knots
     piece = np.clip(np.searchsorted(np.asarray(tr.knots, float), knots, side="right") - 1,
                     0, len(tr.slopes) - 1)
@@ -195,7 +196,9 @@ def pwl_least_squares(x: Any, y: Any, knots: Any) -> np.ndarray:
     """
     xs = as_host_float_array(x, name="x", ndim=1)
     ys = as_host_float_array(y, name="y", ndim=1)
-    kn, _ = _check_pwl(knots, np.zeros(np.size(knots)), "knots")
+    kn = as_host_float_array(knots, name="knots", ndim=1)
+    if kn.size < 2 or np.any(np.diff(kn) <= 0):
+        raise ValueError(f"knots must be strictly increasing, at least 2 of them, got {kn}")
     if ys.shape != xs.shape:
         raise ValueError(f"x and y must have the same shape, got {xs.shape} and {ys.shape}")
     if xs.min() < kn[0] or xs.max() > kn[-1]:
