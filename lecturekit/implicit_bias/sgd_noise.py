@@ -387,12 +387,16 @@ def circle_chain_stationary(
     h = 2 * np.pi / n
     th = -np.pi + h * (np.arange(n) + 0.5)
     mean, sd = _circle_step_params(th, k, eta, ls, ts, xp=np)  # host grid: nothing to compile
-    diff = th[None, :] - mean[:, None]
-    diff = np.mod(diff + np.pi, 2 * np.pi) - np.pi  # nearest image (sd << pi)
+    return th, _gaussian_chain_density(th, mean, sd, h)
+
+
+def _gaussian_chain_density(th, mean, sd, h):
+    """Stationary density on the grid th (spacing h) of the chain theta' ~ N(mean, sd^2),
+    wrapped on the circle (nearest image: sd << pi)."""
+    diff = np.mod(th[None, :] - mean[:, None] + np.pi, 2 * np.pi) - np.pi
     P = np.exp(-0.5 * (diff / sd[:, None]) ** 2)
     P /= P.sum(axis=1, keepdims=True)
-    v = _stationary_vector(P)
-    return th, v / h
+    return _stationary_vector(P) / h
 
 
 def circle_chain_stationary_profile(
@@ -438,11 +442,7 @@ def circle_chain_stationary_profile(
     if sd.shape != th.shape or not np.all(np.isfinite(sd)) or np.any(sd <= 0):
         raise ValueError(f"step_sd must return positive finite values of shape {th.shape}")
     f, fp = _circle_f(th, k, xp=np)
-    mean = th - eta * f * fp
-    diff = np.mod(th[None, :] - mean[:, None] + np.pi, 2 * np.pi) - np.pi  # nearest image
-    P = np.exp(-0.5 * (diff / sd[:, None]) ** 2)
-    P /= P.sum(axis=1, keepdims=True)
-    return th, _stationary_vector(P) / h
+    return th, _gaussian_chain_density(th, th - eta * f * fp, sd, h)
 
 
 def circle_fokker_planck(
