@@ -736,9 +736,11 @@ FUNCTION_CHECKS = {
     ch05.check_support_vectors: "support_vectors",
     ch05.check_continuum_mass: "lower_mass",
     ch05.check_gd_bias_order: "deviation",
+    ch05.check_flattest_interpolant: "flattest_interpolant",
     ch06.check_shallow_breakpoints: "shallow_breakpoints",
     ch06.check_region_recursion: "regions_count",
     ch06.check_zigzag_net: "zigzag_net",
+    ch06.check_pieces_needed: "pieces_needed",
     fast.check_ntk_diagonal: "ntk_diagonal",
     fast.check_lanczos_estimates: "lanczos_estimates",
 }
@@ -755,7 +757,7 @@ def test_every_check_is_covered():
     modules = (ch01, ch02, ch03, ch04, ch05, ch06, fast)
     checks = {getattr(m, name) for m in modules for name in dir(m) if name.startswith("check_")}
     covered = set(FUNCTION_CHECKS) | VALUE_CHECKS
-    assert len(checks) == 32 and checks == covered, checks ^ covered
+    assert len(checks) == 34 and checks == covered, checks ^ covered
 
 
 def stub(*args):
@@ -804,3 +806,35 @@ def test_a_constant_answer_never_passes():
         with pytest.raises(ExerciseCheckError):
             check(lambda *args: 1.0)
 
+
+
+def test_pieces_needed():
+    import math as _math
+
+    def right(L, eps):
+        return max(1, _math.floor(2 ** (L - 1) * (1 - 8 * eps) - 1) + 1)
+
+    ch06.check_pieces_needed(right)
+    rejects(ch06.check_pieces_needed, lambda L, eps: max(1, _math.floor(2**L * (1 - 8 * eps) - 1) + 1),
+            "twice the answer's leading term")
+    rejects(ch06.check_pieces_needed, lambda L, eps: max(1, _math.ceil(2 ** (L - 1) * (1 - 8 * eps) - 1)),
+            "strictly below it")
+    rejects(ch06.check_pieces_needed, lambda L, eps: max(1, _math.floor(2 ** (L - 1) * (1 - 8 * eps)) + 1),
+            "dropped the -1")
+    rejects(ch06.check_pieces_needed, lambda L, eps: float(right(L, eps)), "should be an integer")
+
+
+def test_flattest_interpolant():
+    from lecturekit import implicit_bias
+
+    def weighted(X, y):
+        return np.asarray(implicit_bias.min_l1_interpolant(X, y, weights=np.sum(X**2, 0)))
+
+    ch05.check_flattest_interpolant(weighted)
+    rejects(ch05.check_flattest_interpolant,
+            lambda X, y: np.asarray(implicit_bias.min_l1_interpolant(X, y)), "unweighted")
+    rejects(ch05.check_flattest_interpolant,
+            lambda X, y: np.asarray(implicit_bias.min_l1_interpolant(X, y,
+                                                                      weights=np.sum(X**2, 0) ** 2)),
+            "sum_j c_j")
+    rejects(ch05.check_flattest_interpolant, lambda X, y: np.zeros(X.shape[1]), "interpolate")

@@ -396,11 +396,11 @@ def test_flow_time_does_not_change_the_limit():
 
 
 def test_public_names_live_in_one_module_each():
-    from lecturekit.implicit_bias import diagonal, margin, sgd_noise
+    from lecturekit.implicit_bias import diagonal, label_noise, margin, sgd_noise
 
-    names = [*diagonal.__all__, *margin.__all__, *sgd_noise.__all__]
+    names = [*diagonal.__all__, *margin.__all__, *sgd_noise.__all__, *label_noise.__all__]
     assert len(names) == len(set(names)) and sorted(ib.__all__) == sorted(names)
-    for module in (diagonal, margin, sgd_noise):
+    for module in (diagonal, margin, sgd_noise, label_noise):
         for name in module.__all__:
             assert getattr(ib, name) is getattr(module, name)
             assert getattr(module, name).__doc__ and "Example:" in getattr(module, name).__doc__, name
@@ -456,3 +456,77 @@ def test_train_linear_classifier_checkpoints_match_a_plain_loop():
     for checkpoints in ([0, 7, 60], [12, 30, 60], [60]):
         W = np.asarray(ib.train_linear_classifier(X, y, checkpoints, loss="exp", lr=lr, w0=[0.3, -0.2]))
         np.testing.assert_allclose(W, [plain[t] for t in checkpoints], rtol=1e-12, atol=1e-14)
+
+
+# ----------------------------------------------------------------------------------------
+# Chapter 5 revision: the l1 certificate, weighted l1, label noise, general noise profiles
+
+
+def test_l1_certificate_predicts_the_small_alpha_exponent():
+    X, y, _ = sparse_problem(seed=1, n=12, d=30, k=2)
+    cert = ib.l1_certificate(X, y)
+    beta = np.asarray(ib.min_l1_interpolant(X, y))
+    assert np.array_equal(cert.support, np.abs(beta) > 1e-9 * np.abs(beta).max())
+    corr = X.T @ cert.mu
+    np.testing.assert_allclose(corr[cert.support], np.sign(beta[cert.support]), atol=1e-9)
+    assert 0 < cert.kappa < 1 and abs(np.max(np.abs(corr[~cert.support])) - cert.kappa) < 1e-9
+    alphas = np.array([1e-4, 1e-5, 1e-6])
+    dist = [np.linalg.norm(np.asarray(ib.argmin_Q(X, y, alpha=a)) - beta) for a in alphas]
+    slope = np.polyfit(np.log(alphas), np.log(dist), 1)[0]
+    assert abs(slope - cert.exponent) < 0.05, (slope, cert.exponent)
+
+
+def test_weighted_min_l1_interpolant_against_a_direct_lp():
+    X, y, _ = sparse_problem(seed=4, n=8, d=20)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=20)
+    beta = np.asarray(ib.min_l1_interpolant(X, y, weights=w))
+    np.testing.assert_allclose(X @ beta, y, atol=1e-9)
+    # no feasible direction lowers the weighted norm: compare with random feasible points
+    null = np.linalg.svd(X)[2][8:]
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        other = beta + null.T @ rng.normal(size=12) * 0.1
+        assert np.sum(w * np.abs(other)) >= np.sum(w * np.abs(beta)) - 1e-9
+    with pytest.raises(ValueError, match="weights"):
+        ib.min_l1_interpolant(X, y, weights=-w)
+
+
+def test_diagonal_sharpness_is_the_trace_of_the_gauss_newton_hessian():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(5, 7))
+    tp, tm = rng.normal(size=7), rng.normal(size=7)
+    J = np.concatenate([2 * X * tp, -2 * X * tm], axis=1)
+    assert abs(ib.diagonal_sharpness(tp, tm, X) - np.trace(J.T @ J) / 5) < 1e-10
+    with pytest.raises(ValueError, match="shape"):
+        ib.diagonal_sharpness(tp[:3], tm, X)
+
+
+def test_label_noise_drift_is_tangent_and_lowers_the_sharpness():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(4, 9))
+    tp, tm = rng.uniform(0.5, 1.5, size=9), rng.uniform(0.5, 1.5, size=9)
+    dp, dm = (np.asarray(v) for v in ib.label_noise_drift(tp, tm, X, lr=0.01,
+                                                           label_noise=2.0))
+    # tangent to the interpolants: X (theta_+^2 - theta_-^2) does not move to first order
+    np.testing.assert_allclose(X @ (2 * tp * dp - 2 * tm * dm), 0.0, atol=1e-14)
+    # and the sharpness decreases along it, at the rate |P_T grad|^2 eta^2 sigma^2 / (4 N)
+    eps = 1e-3
+    before = ib.diagonal_sharpness(tp, tm, X)
+    after = ib.diagonal_sharpness(tp + eps * dp, tm + eps * dm, X)
+    assert after < before
+    # zero label noise: no drift
+    zp, zm = ib.label_noise_drift(tp, tm, X, lr=0.01, label_noise=0.0)
+    assert np.all(np.asarray(zp) == 0) and np.all(np.asarray(zm) == 0)
+
+
+def test_circle_chain_stationary_profile_reproduces_the_chain_and_checks_input():
+    kw = dict(kappa=0.5, lr=0.1)
+    th, p = ib.circle_chain_stationary_profile(
+        lambda t: 0.1 * np.sqrt(9 * (np.cos(t) + 0.5 * np.cos(2 * t)) ** 2 + 1.75),
+        grid=200, **kw)
+    _, q = ib.circle_chain_stationary(label_sd=3.0, tilt_sd=np.sqrt(1.75), grid=200, **kw)
+    np.testing.assert_allclose(p, q, rtol=1e-10)
+    with pytest.raises(ValueError, match="positive"):
+        ib.circle_chain_stationary_profile(lambda t: -np.ones_like(t), grid=64, **kw)
+    with pytest.raises(TypeError, match="function"):
+        ib.circle_chain_stationary_profile(0.2, grid=64, **kw)

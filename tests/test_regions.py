@@ -315,3 +315,96 @@ def test_lines_in_box_parallel_and_deep():
         regions.lines_in_box(net, params, (1.0, 0.0, 0.0, 1.0))
     with pytest.raises(ValueError, match="input dimension"):
         regions.lines_in_box(*random_net(0, (1, 3, 1)))
+
+
+# ----------------------------------------------------------------------------- depth separation
+def test_pwl_l1_distance_against_a_fine_quadrature():
+    rng = np.random.default_rng(5)
+    x1 = np.concatenate([[0.0], np.sort(rng.uniform(size=7)), [1.0]])
+    x2 = np.concatenate([[0.0], np.sort(rng.uniform(size=4)), [1.0]])
+    y1, y2 = rng.normal(size=x1.size), rng.normal(size=x2.size)
+    grid = (np.arange(400_000) + 0.5) / 400_000      # midpoint rule, error O(h^2) per kink
+    numeric = np.mean(np.abs(np.interp(grid, x1, y1) - np.interp(grid, x2, y2)))
+    exact = regions.pwl_l1_distance(x1, y1, x2, y2)
+    assert abs(exact - numeric) < 1e-6, (exact, numeric)
+    assert regions.pwl_l1_distance(x1, y1, x1, y1) == 0.0
+    # symmetric, and a constant shift c gives |c| (b - a)
+    assert abs(regions.pwl_l1_distance(x2, y2, x1, y1) - exact) < 1e-15
+    assert abs(regions.pwl_l1_distance(x1, y1 + 0.3, x1, y1) - 0.3) < 1e-14
+
+
+def test_pwl_l1_distance_crossing_triangle_and_bad_inputs():
+    # h goes from 1 to -1 over [0, 1]: two triangles of area 1/4
+    assert abs(regions.pwl_l1_distance([0, 1], [1, -1], [0, 1], [0, 0]) - 0.5) < 1e-15
+    with pytest.raises(ValueError, match="ends"):
+        regions.pwl_l1_distance([0, 1], [0, 0], [0, 2], [0, 0])
+    with pytest.raises(ValueError, match="increasing"):
+        regions.pwl_l1_distance([0, 0.5, 0.5, 1], [0, 1, 1, 0], [0, 1], [0, 0])
+    with pytest.raises(ValueError, match="same length"):
+        regions.pwl_l1_distance([0, 1], [0, 1, 2], [0, 1], [0, 0])
+
+
+@pytest.mark.parametrize("depth", [1, 3, 5])
+def test_sawtooth_as_pwl_and_its_distance_to_one_half(depth):
+    net, params = regions.sawtooth(depth)
+    knots, values = regions.network_pwl(net, params, 0.0, 1.0)
+    assert np.array_equal(knots, np.arange(2**depth + 1) / 2**depth)
+    assert np.array_equal(values, np.arange(2**depth + 1) % 2)
+    # f_L is equidistributed on [0, 1]: int |f_L - 1/2| = 1/4 for every L
+    assert abs(regions.pwl_l1_distance(knots, values, [0, 1], [0.5, 0.5]) - 0.25) < 1e-15
+
+
+def test_network_pwl_matches_the_network(seed=3):
+    net, params = random_net(seed, (1, 6, 5, 1))
+    knots, values = regions.network_pwl(net, params, -2.0, 1.5)
+    assert knots[0] == -2.0 and knots[-1] == 1.5
+    assert np.allclose(values, f(net, params, knots), atol=1e-12)
+    grid = np.linspace(-2.0, 1.5, 2001)
+    assert np.allclose(np.interp(grid, knots, values), f(net, params, grid), atol=1e-12)
+    with pytest.raises(ValueError, match="finite"):
+        regions.network_pwl(net, params, -np.inf, 1.0)
+
+
+def test_pwl_network_round_trip():
+    rng = np.random.default_rng(8)
+    x = np.concatenate([[-0.5], np.sort(rng.uniform(-0.5, 2.0, size=6)), [2.0]])
+    y = rng.normal(size=x.size)
+    net, params = regions.pwl_network(x, y)
+    assert net.widths == (1, x.size - 1, 1) and net.parameterization == "standard"
+    grid = np.linspace(-0.5, 2.0, 1001)
+    assert np.allclose(np.asarray(net.apply(params, grid[:, None])), np.interp(grid, x, y),
+                       atol=1e-12)
+    knots, values = regions.network_pwl(net, params, -0.5, 2.0)
+    assert np.allclose(knots, x, atol=1e-12) and np.allclose(values, y, atol=1e-12)
+
+
+def test_pwl_least_squares_recovers_a_pwl_and_checks_inputs():
+    kn = np.array([0.0, 0.3, 0.55, 1.0])
+    truth = np.array([1.0, -0.5, 2.0, 0.25])
+    x = np.linspace(0, 1, 500)
+    assert np.allclose(regions.pwl_least_squares(x, np.interp(x, kn, truth), kn), truth,
+                       atol=1e-10)
+    with pytest.raises(ValueError, match="between"):
+        regions.pwl_least_squares(np.array([1.5]), np.array([0.0]), kn)
+    with pytest.raises(ValueError, match="same shape"):
+        regions.pwl_least_squares(x, x[:-1], kn)
+
+
+def test_sawtooth_l1_bound_holds_for_least_squares_fits():
+    depth = 4
+    net, params = regions.sawtooth(depth)
+    sk, sv = regions.network_pwl(net, params, 0.0, 1.0)
+    x = (np.arange(2048) + 0.5) / 2048
+    y = np.interp(x, sk, sv)
+    rng = np.random.default_rng(0)
+    for p in (1, 2, 3, 5, 8):
+        for _ in range(20):
+            knots = np.concatenate([[0.0], np.sort(rng.uniform(size=p - 1)), [1.0]])
+            values = regions.pwl_least_squares(x, y, knots)
+            err = regions.pwl_l1_distance(knots, values, sk, sv)
+            assert err >= regions.sawtooth_l1_bound(p, depth) - 1e-12, (p, err)
+    # the bound's values: 1/16 at p = 2^(L-2) - 1, 0 once 2p + 2 >= 2^L
+    assert regions.sawtooth_l1_bound(3, 4) == 1 / 16
+    assert regions.sawtooth_l1_bound(7, 4) == 0.0
+    with pytest.raises(ValueError, match="pieces"):
+        regions.sawtooth_l1_bound(0, 4)

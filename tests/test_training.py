@@ -322,3 +322,81 @@ def test_noisy_descend_floor_scales_with_lr_and_robbins_monro_converges():
     plain = training.noisy_descend(quad, jnp.ones(2), lr=0.09, steps=5, noise=0.0, key=jax.random.key(0))
     gd = training.descend(quad, jnp.ones(2), lr=0.09, steps=5)
     np.testing.assert_allclose(plain.losses, gd.losses, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------------------
+# stochastic_descend: mini-batches and label noise (Chapter 5)
+
+
+def _linear_model(w, x):
+    return x @ w
+
+
+def test_stochastic_descend_full_batch_without_noise_is_descend():
+    x, y = _data(n=5, d=3)
+    w0 = jnp.zeros(3)
+    sgd = training.stochastic_descend(_linear_model, w0, x, y, lr=0.1, steps=40,
+                                      key=jax.random.key(0), every=10, observe=lambda w: w)
+    gd = training.descend(lambda w: training.square_loss(_linear_model(w, x), y), w0,
+                          lr=0.1, steps=40, every=10, observe=lambda w: w)
+    np.testing.assert_allclose(sgd.losses, gd.losses, rtol=1e-12)
+    np.testing.assert_allclose(sgd.final_params, gd.final_params, rtol=1e-12)
+    np.testing.assert_allclose(sgd.observed, gd.observed, rtol=1e-12)
+    assert sgd.steps.tolist() == [0, 10, 20, 30, 40] and int(sgd.diverged_at) == -1
+
+
+def test_label_noise_step_is_gd_plus_the_documented_noise():
+    # one step of full-batch label-noise GD on a linear model, reproduced from the documented
+    # draw: w1 = w0 - lr X^T (X w0 - y) / n + lr sigma X^T xi / n, xi = the sampler's numbers
+    from lecturekit import sampling
+
+    x, y = _data(n=4, d=2, seed=3)
+    w0, lr, sigma, n = jnp.array([0.3, -0.2]), 0.2, 0.7, 4
+    key = jax.random.key(1)
+    w1 = training.stochastic_descend(_linear_model, w0, x, y, lr=lr, steps=1, key=key,
+                                     label_noise=sigma).final_params
+    xi = sampling.standard_normal(jax.random.split(key)[1], (1, 1, n))[0, 0]
+    expected = w0 - lr * x.T @ (x @ w0 - y) / n + lr * sigma * x.T @ xi / n
+    np.testing.assert_allclose(w1, expected, rtol=1e-12)
+    # its mean over 200 independent keys is the gradient step (4 standard errors)
+    step = jax.vmap(lambda k: training.stochastic_descend(
+        _linear_model, w0, x, y, lr=lr, steps=1, key=k, label_noise=sigma).final_params)
+    draws = np.asarray(step(jax.random.split(jax.random.key(2), 200)))
+    gd = w0 - lr * x.T @ (x @ w0 - y) / n
+    se = draws.std(0) / np.sqrt(200)
+    assert np.all(np.abs(draws.mean(0) - gd) < 4 * se), (draws.mean(0), gd, se)
+
+
+def test_minibatch_sgd_interpolates_and_batches_are_without_replacement():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(6, 10))
+    y = x @ rng.normal(size=10)
+    run = training.stochastic_descend(_linear_model, jnp.zeros(10), x, y, lr=0.05,
+                                      steps=3000, key=jax.random.key(4), batch=2)
+    assert run.losses[-1] < 1e-10 * run.losses[0]
+    # batch = n draws every example once: the full-batch run
+    full = training.stochastic_descend(_linear_model, jnp.zeros(10), x, y, lr=0.05,
+                                       steps=50, key=jax.random.key(4), batch=6)
+    ref = training.stochastic_descend(_linear_model, jnp.zeros(10), x, y, lr=0.05,
+                                      steps=50, key=jax.random.key(9))
+    np.testing.assert_allclose(full.final_params, ref.final_params, rtol=1e-10)
+
+
+def test_stochastic_descend_bad_inputs():
+    x, y = _data(n=4, d=2)
+    key = jax.random.key(0)
+    with pytest.raises(ValueError, match="batch"):
+        training.stochastic_descend(_linear_model, jnp.zeros(2), x, y, lr=0.1, steps=5,
+                                    key=key, batch=5)
+    with pytest.raises(ValueError, match="every must divide"):
+        training.stochastic_descend(_linear_model, jnp.zeros(2), x, y, lr=0.1, steps=5,
+                                    key=key, every=2)
+    with pytest.raises(ValueError, match="label_noise"):
+        training.stochastic_descend(_linear_model, jnp.zeros(2), x, y, lr=0.1, steps=5,
+                                    key=key, label_noise=-1.0)
+    with pytest.raises(ValueError, match="y must have shape"):
+        training.stochastic_descend(_linear_model, jnp.zeros(2), x, y[:3], lr=0.1, steps=5,
+                                    key=key)
+    with pytest.raises(TypeError, match="key"):
+        training.stochastic_descend(_linear_model, jnp.zeros(2), x, y, lr=0.1, steps=5,
+                                    key=0)

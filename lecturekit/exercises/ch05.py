@@ -16,7 +16,7 @@ from .. import implicit_bias as _ib
 from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
 __all__ = ["check_min_l1", "check_support_vectors", "check_continuum_mass",
-           "check_gd_bias_order", "check_uv_potential"]
+           "check_gd_bias_order", "check_uv_potential", "check_flattest_interpolant"]
 
 
 def _sparse_problem(seed: int, n: int, d: int, k: int):
@@ -219,3 +219,46 @@ def check_uv_potential(phi, beta, alpha) -> None:
     note = "" if residue == 0 else " (sympy could not simplify the difference to 0; the numbers agree)"
     return passed("the u*v network from (alpha, 0) minimizes the diagonal network's Q at scale alpha/2: "
                   "phi_alpha(beta) = (alpha^2/4) q(4 beta / alpha^2), up to a constant factor" + note + ".")
+
+
+def check_flattest_interpolant(flattest_interpolant: Callable) -> None:
+    """flattest_interpolant(X, y) -> the beta of the interpolant of smallest tr H.
+
+    For the diagonal network beta = theta_+^2 - theta_-^2 with the loss
+    (1/2N) sum_n (<beta, x_n> - y_n)^2, tr H = (4/N) sum_j c_j (theta_+j^2 + theta_-j^2),
+    c_j = sum_n x_nj^2, at every interpolant; its minimum over the interpolants is reached
+    at the minimizer of sum_j c_j |beta_j| subject to X beta = y.
+
+    Args:
+        flattest_interpolant: your function (X, y) -> beta, shape (d,).
+
+    Example:
+        The unweighted minimum-l1 interpolant is not it when the columns differ in size:
+
+        >>> exercises.ch05.check_flattest_interpolant(
+        ...     lambda X, y: np.asarray(implicit_bias.min_l1_interpolant(X, y)))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: ...
+    """
+    require_callable(flattest_interpolant, what="flattest_interpolant")
+    rng = np.random.default_rng(55)
+    for trial in range(3):
+        X, y = _sparse_problem(500 + trial, n=8, d=16, k=2)
+        X = X * rng.uniform(0.3, 3.0, size=16)         # columns of very different sizes
+        y = X @ np.linalg.lstsq(X, y, rcond=None)[0]
+        what = f"flattest_interpolant(X, y) on an 8 x 16 design (trial {trial})"
+        got = call_numeric(flattest_interpolant, X.copy(), y.copy(), what=what).ravel()
+        if got.shape != (16,):
+            raise ExerciseCheckError(f"{what} should return a vector of shape (16,), got {got.shape}")
+        if np.linalg.norm(X @ got - y) > 1e-6 * np.linalg.norm(y):
+            raise ExerciseCheckError(f"{what}: your beta does not interpolate (X beta != y).")
+        c = np.sum(X**2, axis=0)
+        want = np.asarray(_ib.min_l1_interpolant(X, y, weights=c))
+        if np.sum(c * np.abs(got)) > np.sum(c * np.abs(want)) * (1 + 1e-6) + 1e-9:
+            plain = np.asarray(_ib.min_l1_interpolant(X, y))
+            hint = ("this is the unweighted minimum-l1 interpolant: the sharpness weighs "
+                    "coordinate j by c_j = sum_n x_nj^2." if np.allclose(got, plain, atol=1e-6)
+                    else "minimize sum_j c_j |beta_j|, c_j = sum_n x_nj^2 (a linear program).")
+            raise ExerciseCheckError(f"{what}: tr H is not minimal at your beta. Hint: {hint}")
+    return passed("tr H = (4/N) sum_j c_j (theta_+j^2 + theta_-j^2) >= (4/N) sum_j c_j |beta_j| "
+                  "on the interpolants, with equality when one of theta_+j, theta_-j is 0.")

@@ -17,7 +17,7 @@ from .. import arrangements, nets, regions
 from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
 __all__ = ["check_shallow_breakpoints", "check_region_recursion", "check_zigzag_net",
-           "check_lines_in_disk"]
+           "check_lines_in_disk", "check_pieces_needed"]
 
 
 def _shallow_reference(w, b, v, lo, hi):
@@ -245,3 +245,59 @@ def check_lines_in_disk(expr: sp.Expr, n: sp.Symbol, R: sp.Symbol, sigma_b: sp.S
         f"your expression is not the expected number of lines meeting the disk: {where} it gives "
         f"{got.real:.6g} instead of {want:.6g}. Hint: condition on |w_j| = r (Rayleigh density "
         "r exp(-r^2/2)); then P(sigma_b |b_j| < R r) = erf(R r / (sqrt(2) sigma_b)).")
+
+
+def _pieces_reference(L: int, eps) -> int:
+    """Smallest p >= 1 with (1 - (2p + 2)/2^L)/8 < eps, in exact rational arithmetic."""
+    from fractions import Fraction
+
+    e = Fraction(eps)
+    p = 1
+    while (1 - Fraction(2 * p + 2, 2**L)) / 8 >= e:
+        p += 1
+    return p
+
+
+def check_pieces_needed(pieces_needed: Callable) -> None:
+    """pieces_needed(L, eps) -> the fewest pieces the depth-separation bound allows for error < eps.
+
+    The bound of Chapter 6, section 6.5: every continuous g with at most p affine pieces on
+    [0, 1] has int |f_L - g| >= (1 - (2p + 2)/2^L)/8. The answer is the smallest integer
+    p >= 1 for which that bound is below eps (so that an error below eps is not excluded).
+
+    Args:
+        pieces_needed: your function of (L, eps), L >= 2 an integer and eps > 0.
+
+    Example:
+        Forgetting that each sign change can save two triangles (2^L instead of 2^(L-1)):
+
+        >>> exercises.ch06.check_pieces_needed(
+        ...     lambda L, eps: max(1, math.floor(2**L * (1 - 8 * eps) - 1) + 1))
+        Traceback (most recent call last):
+        lecturekit.exercises.ExerciseCheckError: ...
+    """
+    require_callable(pieces_needed, what="pieces_needed")
+    cases = [(L, eps) for L in range(2, 13) for eps in (0.001, 0.01, 0.03, 0.05, 0.1)]
+    # exact boundaries (the bound equals eps at an integer p) and eps >= 1/8 (nothing excluded)
+    cases += [(5, 1 / 16), (6, 1 / 16), (8, 1 / 32), (4, 0.125), (7, 0.2)]
+    for L, eps in cases:
+        got = call(pieces_needed, L, eps, what=f"pieces_needed({L}, {eps})")
+        if not isinstance(got, (int, np.integer)) or isinstance(got, bool):
+            raise ExerciseCheckError(f"pieces_needed({L}, {eps}) should be an integer, got {got!r}")
+        want = _pieces_reference(L, eps)
+        if got == want:
+            continue
+        hint = "solve (1 - (2p + 2)/2^L)/8 < eps for p: p > 2^(L-1) (1 - 8 eps) - 1."
+        if want > 1 and got == want - 1 and (1 - (2 * got + 2) / 2**L) / 8 == eps:
+            hint = ("at this eps the bound equals eps exactly for p = " + str(got) + ": an error "
+                    "below eps needs the bound to be strictly below it, so one more piece.")
+        elif got == max(1, math.floor(2**L * (1 - 8 * eps) - 1) + 1):
+            hint = ("this is twice the answer's leading term: the bound has 2p + 2 (each sign "
+                    "change spoils at most one triangle and each run loses one), not p + 1.")
+        elif got == max(1, math.floor(2 ** (L - 1) * (1 - 8 * eps)) + 1):
+            hint = "you dropped the -1: the run of triangles at the end also costs one."
+        elif eps >= 0.125:
+            hint = "for eps >= 1/8 the bound excludes nothing: one piece is allowed."
+        raise ExerciseCheckError(f"pieces_needed({L}, {eps}) = {got}, expected {want}. Hint: {hint}")
+    return passed("p > 2^(L-1) (1 - 8 eps) - 1: the pieces a shallow network needs grow like 2^L "
+                  "at any fixed accuracy below 1/8.")

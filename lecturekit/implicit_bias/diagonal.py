@@ -44,10 +44,12 @@ from ._checks import check_regression
 
 __all__ = [
     "DiagonalNetInfo",
+    "L1Certificate",
     "Q",
     "SparseProblem",
     "argmin_Q",
     "argmin_Q_primal",
+    "l1_certificate",
     "min_l1_interpolant",
     "min_weighted_l2_interpolant",
     "q",
@@ -385,15 +387,18 @@ def argmin_Q(
     return jnp.asarray(s2 * np.sinh(Xn.T @ nu))
 
 
-def min_l1_interpolant(X: ArrayLike, y: ArrayLike) -> jax.Array:
+def min_l1_interpolant(X: ArrayLike, y: ArrayLike, weights: ArrayLike | None = None) -> jax.Array:
     r""":math:`\operatorname{argmin}\{\|\beta\|_1 : X\beta = y\}`, the :math:`\alpha \to 0` limit of :func:`argmin_Q`.
 
-    Solved as the linear program :math:`\min \sum_i (u_i + v_i)` over
-    :math:`\beta = u - v`, :math:`u, v \ge 0` (scipy's HiGHS).
+    Solved as the linear program :math:`\min \sum_i w_i(u_i + v_i)` over
+    :math:`\beta = u - v`, :math:`u, v \ge 0` (scipy's HiGHS). With ``weights`` w it
+    minimizes the weighted norm :math:`\sum_i w_i|\beta_i|` instead (the limit of
+    label-noise SGD on a diagonal network, Chapter 5).
 
     Args:
         X: design, shape (N, d).
         y: targets, shape (N,).
+        weights: positive weights, shape (d,), or None (all ones).
 
     Returns:
         beta, shape (d,).
@@ -405,16 +410,103 @@ def min_l1_interpolant(X: ArrayLike, y: ArrayLike) -> jax.Array:
         ...     np.array([[1.0, 2.0]]), np.array([2.0]))
         >>> np.round(np.asarray(beta), 6).tolist()
         [0.0, 1.0]
+        >>> heavy = implicit_bias.min_l1_interpolant(  # coordinate 2 costs 3
+        ...     np.array([[1.0, 2.0]]), np.array([2.0]),
+        ...     weights=np.array([1.0, 3.0]))
+        >>> np.round(np.asarray(heavy), 6).tolist()
+        [2.0, 0.0]
     """
     Xa, ya = check_regression(X, y)
     Xn, yn = np.asarray(Xa, float), np.asarray(ya, float)
     d = Xn.shape[1]
+    w = np.ones(d) if weights is None else np.asarray(
+        as_float_array(weights, name="weights", ndim=1), float)
+    if w.shape != (d,) or np.any(w <= 0):
+        raise ValueError(f"weights must be positive, of shape ({d},), got shape {w.shape}")
     res = optimize.linprog(
-        np.ones(2 * d), A_eq=np.hstack([Xn, -Xn]), b_eq=yn, bounds=(0, None), method="highs"
+        np.concatenate([w, w]), A_eq=np.hstack([Xn, -Xn]), b_eq=yn, bounds=(0, None), method="highs"
     )
     if res.status != 0:
         raise ValueError(f"min_l1_interpolant: the linear program failed ({res.message})")
     return jnp.asarray(res.x[:d] - res.x[d:])
+
+
+class L1Certificate(NamedTuple):
+    r"""The dual certificate of the minimum-:math:`\ell_1` interpolant that is furthest from tight (:func:`l1_certificate`).
+
+    Attributes:
+        support: boolean mask of the support S of the minimum-:math:`\ell_1` interpolant.
+        mu: the certificate :math:`\mu`, shape (N,): :math:`X_S^\top\mu = \operatorname{sign}(\beta^\star_S)`.
+        kappa: :math:`\kappa^\star = \max_{i\notin S}|(X^\top\mu)_i|`, minimized over such
+            :math:`\mu` (< 1 when the interpolant is unique and the certificate strict).
+        exponent: :math:`2(1 - \kappa^\star)`, the predicted power of :math:`\alpha` in
+            :math:`\|\operatorname{argmin} Q_\alpha - \beta^\star\|` as :math:`\alpha \to 0`.
+
+    Example:
+        >>> from lecturekit import implicit_bias
+        >>> implicit_bias.L1Certificate._fields
+        ('support', 'mu', 'kappa', 'exponent')
+    """
+
+    support: np.ndarray
+    mu: np.ndarray
+    kappa: float
+    exponent: float
+
+
+def l1_certificate(X: ArrayLike, y: ArrayLike, *, tol: float = 1e-9) -> L1Certificate:
+    r"""The dual certificate of :math:`\min\{\|\beta\|_1 : X\beta = y\}` with the smallest off-support correlation.
+
+    With :math:`\beta^\star` = :func:`min_l1_interpolant` and its support S (entries above
+    ``tol`` times its largest), solves the linear program
+
+    .. math::
+
+        \kappa^\star = \min_{\mu}\ \max_{i\notin S}|(X^\top\mu)_i|
+        \quad\text{s.t.}\quad X_S^\top\mu = \operatorname{sign}(\beta^\star_S)
+
+    (scipy's HiGHS). As :math:`\alpha \to 0` the minimizer of :math:`Q_\alpha` has
+    :math:`\nabla Q = X^\top\mu_\alpha` with :math:`\mu_\alpha \approx \log(1/\alpha^2)\,\mu`
+    for such a certificate, so its off-support coordinates are of order
+    :math:`\alpha^{2(1-|(X^\top\mu)_i|)}`; the dominant ones decide the approach, and the
+    certificate that makes them smallest gives the predicted exponent
+    :math:`2(1 - \kappa^\star)` (a heuristic argument; Chapter 5 checks it numerically).
+
+    Args:
+        X: design, shape (N, d).
+        y: targets, shape (N,).
+        tol: relative threshold for the support.
+
+    Returns:
+        :class:`L1Certificate`.
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import implicit_bias
+        >>> X = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.5]])
+        >>> cert = implicit_bias.l1_certificate(X, np.array([1.0, 0.0]))
+        >>> cert.support.tolist(), round(cert.kappa, 6), round(cert.exponent, 6)
+        ([True, False, False], 0.333333, 1.333333)
+    """
+    Xa, ya = check_regression(X, y)
+    tol = check_real(tol, name="tol", positive=True)
+    Xn = np.asarray(Xa, float)
+    beta = np.asarray(min_l1_interpolant(Xa, ya))
+    support = np.abs(beta) > tol * np.max(np.abs(beta))
+    n_rows, off = Xn.shape[0], Xn[:, ~support]
+    k = off.shape[1]
+    if k == 0:
+        raise ValueError("the minimum-l1 interpolant has no zero coordinate: nothing to certify")
+    cost = np.r_[np.zeros(n_rows), 1.0]                    # variables (mu, t): minimize t
+    A_ub = np.vstack([np.c_[off.T, -np.ones(k)], np.c_[-off.T, -np.ones(k)]])
+    A_eq = np.c_[Xn[:, support].T, np.zeros(int(support.sum()))]
+    res = optimize.linprog(cost, A_ub=A_ub, b_ub=np.zeros(2 * k), A_eq=A_eq,
+                           b_eq=np.sign(beta[support]), bounds=[(None, None)] * n_rows + [(0, None)],
+                           method="highs")
+    if res.status != 0:
+        raise ValueError(f"l1_certificate: the linear program failed ({res.message})")
+    kappa = float(res.x[-1])
+    return L1Certificate(support, res.x[:n_rows], kappa, 2.0 * (1.0 - kappa))
 
 
 def min_weighted_l2_interpolant(X: ArrayLike, y: ArrayLike, theta0: ArrayLike | None = None) -> jax.Array:

@@ -24,7 +24,7 @@ time-averaging loop (``_time_average_sums``).
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -39,6 +39,7 @@ __all__ = [
     "FDRAverages",
     "batch_second_moment_trace",
     "circle_chain_stationary",
+    "circle_chain_stationary_profile",
     "circle_fokker_planck",
     "circle_model",
     "circle_sgd_occupation",
@@ -386,12 +387,62 @@ def circle_chain_stationary(
     h = 2 * np.pi / n
     th = -np.pi + h * (np.arange(n) + 0.5)
     mean, sd = _circle_step_params(th, k, eta, ls, ts, xp=np)  # host grid: nothing to compile
-    diff = th[None, :] - mean[:, None]
-    diff = np.mod(diff + np.pi, 2 * np.pi) - np.pi  # nearest image (sd << pi)
+    return th, _gaussian_chain_density(th, mean, sd, h)
+
+
+def _gaussian_chain_density(th, mean, sd, h):
+    """Stationary density on the grid th (spacing h) of the chain theta' ~ N(mean, sd^2),
+    wrapped on the circle (nearest image: sd << pi)."""
+    diff = np.mod(th[None, :] - mean[:, None] + np.pi, 2 * np.pi) - np.pi
     P = np.exp(-0.5 * (diff / sd[:, None]) ** 2)
     P /= P.sum(axis=1, keepdims=True)
-    v = _stationary_vector(P)
-    return th, v / h
+    return _stationary_vector(P) / h
+
+
+def circle_chain_stationary_profile(
+    step_sd: Callable[[np.ndarray], np.ndarray], *, kappa: float, lr: float, grid: int = 1000
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Stationary density of the circle chain for any position-dependent noise level.
+
+    The chain of :func:`circle_chain_stationary` with its noise sd per step replaced by
+    ``step_sd(theta)``: :math:`\theta' = \theta - \mathrm{lr}\,ff' + \mathrm{step\_sd}(\theta)\,\xi`.
+    With ``step_sd = lambda th: lr * sqrt(label_sd^2 f'(th)^2 + tilt_sd^2)`` it is that chain;
+    other profiles (e.g. one noise model in one region of the circle and another elsewhere,
+    discontinuities allowed) separate the effect of the noise in one region from that in the
+    others. Runs in NumPy on the host.
+
+    Args:
+        step_sd: a function of the array of cell centres returning the noise sd per step
+            there, positive and finite, of the same shape.
+        kappa: asymmetry of the model, :math:`|\kappa| < 1`.
+        lr: learning rate, > 0.
+        grid: number of cells, >= 16.
+
+    Returns:
+        (cell centres, density), NumPy arrays of shape (grid,); the density integrates to 1.
+
+    Example:
+        >>> import numpy as np
+        >>> from lecturekit import implicit_bias
+        >>> th, p = implicit_bias.circle_chain_stationary_profile(
+        ...     lambda t: 0.2 * np.ones_like(t), kappa=0.5, lr=0.1, grid=64)
+        >>> _, q = implicit_bias.circle_chain_stationary(
+        ...     kappa=0.5, lr=0.1, label_sd=0.0, tilt_sd=2.0, grid=64)
+        >>> bool(np.allclose(p, q))       # the same chain as isotropic noise of sd 2
+        True
+    """
+    k = _check_kappa(kappa)
+    eta = check_real(lr, name="lr", positive=True)
+    n = check_positive_int(grid, name="grid", minimum=16)
+    if not callable(step_sd):
+        raise TypeError(f"step_sd must be a function of theta, got {type(step_sd).__name__}")
+    h = 2 * np.pi / n
+    th = -np.pi + h * (np.arange(n) + 0.5)
+    sd = np.asarray(step_sd(th), dtype=float)
+    if sd.shape != th.shape or not np.all(np.isfinite(sd)) or np.any(sd <= 0):
+        raise ValueError(f"step_sd must return positive finite values of shape {th.shape}")
+    f, fp = _circle_f(th, k, xp=np)
+    return th, _gaussian_chain_density(th, th - eta * f * fp, sd, h)
 
 
 def circle_fokker_planck(

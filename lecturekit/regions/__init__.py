@@ -17,6 +17,11 @@ has one module per input dimension, and every public name is re-exported here, s
   rational arithmetic (:class:`fractions.Fraction`), for the network whose weights and
   multipliers are the given float64 numbers, evaluated without rounding.
 * :func:`sawtooth`: Telgarsky's composition of tent maps (:func:`tent`) as a network.
+* :mod:`lecturekit.regions.depth`, depth separation: a scalar-input network as a
+  piecewise-linear function (:func:`network_pwl`) and back (:func:`pwl_network`), the exact
+  :math:`L^1` distance of two such functions (:func:`pwl_l1_distance`), least-squares fits
+  with given knots (:func:`pwl_least_squares`), and the lower bound on the distance from
+  the sawtooth of a function with few pieces (:func:`sawtooth_l1_bound`).
 * :mod:`lecturekit.regions.plane`, two inputs: :func:`activation_regions_2d` cuts a box into the convex polygons of
   constant activation pattern, layer by layer; :func:`activation_patterns` and
   :func:`pattern_map_2d` give the patterns at given points. For one hidden layer the
@@ -37,7 +42,8 @@ output activation and a scalar output. A dense layer computes
 :math:`m_b = \sigma_b`; standard: 1, 1), W of shape (fan_in, fan_out), inputs as rows.
 """
 
-from . import line, plane
+from . import depth, line, plane
+from .depth import network_pwl, pwl_l1_distance, pwl_least_squares, pwl_network, sawtooth_l1_bound
 from .line import (
     LineCounts, Trace1D, breakpoints_1d, breakpoints_1d_exact, count_pieces_1d, line_counts, sawtooth, tent,
     trace_1d, trace_1d_exact,
@@ -47,4 +53,4 @@ from .plane import (
     lines_in_box, pattern_map_2d,
 )
 
-__all__ = [*line.__all__, *plane.__all__]
+__all__ = [*line.__all__, *plane.__all__, *depth.__all__]
