@@ -726,6 +726,9 @@ def _norms(diff: np.ndarray, p: float) -> np.ndarray:
 
 
 def _check_p(p: Any) -> float:
+    """The exponent of an l_p norm: a real p >= 1, or +inf (the max norm)."""
+    if isinstance(p, (float, np.floating)) and p == np.inf:
+        return math.inf
     p = check_real(p, name="p")
     if p < 1:
         raise ValueError(f"p must be >= 1 (an l_p norm), got {p}")

@@ -10,7 +10,9 @@ SIGNS = np.array([1, -1, -1, 1])
 LEARNERS = Custom((("abc", TYPE_ERR), ({}, TYPE_ERR), ({"zero": 3}, TYPE_ERR), (None, TYPE_ERR),
                    ([lambda xt, yt, xs: 0 * xs], TYPE_ERR)))
 FLAG = Custom((("yes", TYPE_ERR), (1, TYPE_ERR), (None, TYPE_ERR)))
-NORM_P = Real(lo=1.0)
+# p: a real >= 1 or +inf (the max norm); NaN, -inf, p < 1 and non-numbers are refused.
+NORM_P = Custom(((0.5, VALUE_ERR), (-np.inf, VALUE_ERR), (np.nan, VALUE_ERR), ("2", TYPE_ERR),
+                 (None, TYPE_ERR), (True, TYPE_ERR)))
 
 
 def sine_target(key, x):
