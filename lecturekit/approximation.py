@@ -49,8 +49,8 @@ from jax.typing import ArrayLike
 from . import nets as _nets
 from . import sampling as _sampling
 from . import stats as _stats
-from ._validation import (as_host_float_array, check_callable, check_key, check_positive_int,
-                          check_real)
+from ._validation import (as_host_float_array, check_callable, check_key, check_params_pytree,
+                          check_positive_int, check_real)
 
 __all__ = ["unseen_cell_errors", "zigzag", "zigzag_encode", "ellipsoid_entropy_bounds",
            "pack_bits", "unpack_bits", "interpolation_network", "bit_extraction_network",
@@ -139,7 +139,7 @@ def unseen_cell_errors(key: jax.Array, target: Callable, num_cells: int,
 
 
 def _signs(signs: Any) -> np.ndarray:
-    s = np.asarray(signs)
+    s = as_host_float_array(signs, name="signs")
     if s.ndim < 1 or s.shape[-1] < 1:
         raise ValueError(f"signs must have shape (..., n) with n >= 1, got {s.shape}")
     if not np.all(np.isin(s, (-1, 1))):
@@ -291,9 +291,19 @@ def pack_bits(bits: Sequence[int], *, exact: bool = True) -> Fraction | float:
         >>> approximation.pack_bits([1, 0, 1])
         Fraction(5, 8)
     """
-    b = [int(v) for v in bits]
-    if not b or any(v not in (0, 1) for v in b):
+    if isinstance(bits, (str, bytes, dict)) or bits is None:
+        raise TypeError(f"bits must be a sequence of 0 and 1, got {type(bits).__name__}")
+    if not isinstance(exact, (bool, np.bool_)):
+        raise TypeError(f"exact must be True or False, got {exact!r}")
+    try:
+        arr = np.asarray(bits)
+    except Exception as err:  # ragged lists and the like
+        raise TypeError(f"bits must be a sequence of 0 and 1: {err}") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"bits must be a sequence of 0 and 1, got dtype {arr.dtype}")
+    if arr.ndim != 1 or arr.size == 0 or not np.all((arr == 0) | (arr == 1)):
         raise ValueError("bits must be a non-empty sequence of 0 and 1")
+    b = [int(v) for v in arr.tolist()]
     t = Fraction(int("".join(map(str, b)), 2), 2 ** len(b))
     return t if exact else float(t)
 
@@ -522,9 +532,8 @@ def nonzero_parameters(params: Any) -> int:
         >>> approximation.nonzero_parameters([{"W": np.eye(3), "b": np.zeros(3)}])
         3
     """
+    check_params_pytree(params)
     leaves = jax.tree_util.tree_leaves(params)
-    if not leaves:
-        raise ValueError("params has no arrays")
     return int(sum(np.count_nonzero(np.asarray(leaf)) for leaf in leaves))
 
 
@@ -553,6 +562,7 @@ def perturb_nonzero(params: Any, key: jax.Array, size: float) -> list:
     """
     check_key(key)
     size = check_real(size, name="size", nonnegative=True)
+    check_params_pytree(params)
     leaves, tree = jax.tree_util.tree_flatten(params)
     host = [np.asarray(leaf, dtype=float) for leaf in leaves]
     masks = [leaf != 0 for leaf in host]
@@ -716,6 +726,9 @@ def _norms(diff: np.ndarray, p: float) -> np.ndarray:
 
 
 def _check_p(p: Any) -> float:
+    """The exponent of an l_p norm: a real p >= 1, or +inf (the max norm)."""
+    if isinstance(p, (float, np.floating)) and p == np.inf:
+        return math.inf
     p = check_real(p, name="p")
     if p < 1:
         raise ValueError(f"p must be >= 1 (an l_p norm), got {p}")
@@ -779,10 +792,12 @@ def mcshane_extension(x_known: ArrayLike, y_known: ArrayLike, lipschitz: float,
     ys = as_host_float_array(y_known, name="y_known", ndim=1)
     xq = as_host_float_array(x_new, name="x_new", ndim=2)
     if ys.size != xs.shape[0]:
-        raise ValueError(f"y_known must have one value per point ({xs.shape[0]}), got {ys.size}")
+        raise ValueError(f"y_known must have one value per point of x_known ({xs.shape[0]}), got {ys.size}")
     if xq.shape[1] != xs.shape[1]:
-        raise ValueError(f"x_new must have {xs.shape[1]} columns, got {xq.shape[1]}")
+        raise ValueError(f"x_new must have the {xs.shape[1]} columns of x_known, got {xq.shape[1]}")
     L = check_real(lipschitz, name="lipschitz", nonnegative=True)
+    if not isinstance(lower, (bool, np.bool_)):
+        raise TypeError(f"lower must be True or False, got {lower!r}")
     d = _norms(xq[:, None, :] - xs[None, :, :], _check_p(p))
     return np.max(ys - L * d, axis=1) if lower else np.min(ys + L * d, axis=1)
 
@@ -841,9 +856,9 @@ def kirszbraun_point(x_known: ArrayLike, y_known: ArrayLike, x_new: ArrayLike, *
     ys = ys[:, None] if ys.ndim == 1 else ys
     x = as_host_float_array(x_new, name="x_new", ndim=1)
     if ys.shape[0] != xs.shape[0]:
-        raise ValueError(f"y_known must have one row per point ({xs.shape[0]}), got {ys.shape[0]}")
+        raise ValueError(f"y_known must have one row per point of x_known ({xs.shape[0]}), got {ys.shape[0]}")
     if x.size != xs.shape[1]:
-        raise ValueError(f"x_new must have {xs.shape[1]} entries, got {x.size}")
+        raise ValueError(f"x_new must have the {xs.shape[1]} entries of a point of x_known, got {x.size}")
     p = _check_p(p)
     if lipschitz is None:
         L = lipschitz_constant(xs, ys, p=p) if xs.shape[0] > 1 else 1.0

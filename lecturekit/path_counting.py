@@ -42,7 +42,8 @@ from . import sampling as _sampling
 from . import stats as _stats
 from . import training as _training
 from ._validation import (
-    as_float_array, check_choice, check_key, check_params_pytree, check_positive_int, check_real,
+    as_float_array, as_host_float_array, check_choice, check_key, check_params_pytree, check_positive_int,
+    check_real,
 )
 
 __all__ = ["relu_network", "beta", "derivative_moments", "ntk_diagonal_mean", "enumerate_paths",
@@ -626,13 +627,16 @@ def sign_census(signs: Sequence[ArrayLike], x: ArrayLike) -> SignCensus:
         >>> c.active.tolist(), c.ties.tolist(), c.coefficients.tolist()
         ([[1]], [[1]], [[1, 1]])
     """
-    if isinstance(signs, (str, bytes, dict)) or not hasattr(signs, "__len__") or len(signs) < 2:
+    if isinstance(signs, (str, bytes, dict)) or not hasattr(signs, "__len__"):
+        raise TypeError(f"signs must be a list of integer arrays (count, n_in, n_out), readout last; "
+                        f"got {type(signs).__name__}")
+    if len(signs) < 2:
         raise ValueError("signs must list at least two integer arrays (count, n_in, n_out), readout last")
-    mats = [np.asarray(s) for s in signs]
+    mats = [as_host_float_array(s, name=f"signs[{i}]") for i, s in enumerate(signs)]
     for i, m in enumerate(mats):
         if m.ndim != 3:
             raise ValueError(f"signs[{i}] must have shape (count, n_in, n_out), got {m.shape}")
-        if not np.all(np.isfinite(m)) or not np.array_equal(m, np.round(m)):
+        if not np.array_equal(m, np.round(m)):
             raise ValueError(f"signs[{i}] must hold integers (e.g. +-1), got non-integer entries")
     count = mats[0].shape[0]
     for i, (a, b) in enumerate(zip(mats[:-1], mats[1:])):

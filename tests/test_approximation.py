@@ -313,3 +313,10 @@ def test_check_extension_constant():
         ch11.check_extension_constant(lambda d: np.sqrt(2))
     with pytest.raises(ExerciseCheckError, match="circumradius"):
         ch11.check_extension_constant(lambda d: 1.0)
+
+
+def test_lipschitz_constant_in_the_max_norm():
+    """p = inf (documented as allowed) measures the domain in the max norm, not l_2."""
+    x, y = [[0.0, 0.0], [1.0, 2.0]], [0.0, 2.0]
+    assert approximation.lipschitz_constant(x, y, p=np.inf) == 1.0
+    assert abs(approximation.lipschitz_constant(x, y) - 2 / np.sqrt(5)) < 1e-15

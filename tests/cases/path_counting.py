@@ -14,6 +14,25 @@ NOT_BIAS_FREE = Net(extra=((nets.mlp((3, 4, 1), b_std=0.1), VALUE_ERR), (NET_TAN
 DTYPE = Custom((("abc", TYPE_ERR), (np.int32, TYPE_ERR)))
 
 
+def census_signs():
+    rng = np.random.default_rng(4)
+    return [rng.choice([-1, 1], size=shape) for shape in ((2, 3, 4), (2, 4, 2), (2, 2, 1))]
+
+
+def _chain(*shapes, fill=1.0, dtype=float):
+    return [np.full(shape, fill, dtype=dtype) for shape in shapes]
+
+
+CENSUS_SIGNS = Custom((
+    ("abc", TYPE_ERR), (None, TYPE_ERR), (3, TYPE_ERR), ({"a": 1}, TYPE_ERR), ([np.ones((2, 3, 1))], VALUE_ERR),
+    (["abc", np.ones((2, 4, 1))], TYPE_ERR), (_chain((2, 3, 4), (2, 4, 1), dtype=complex), TYPE_ERR),
+    (_chain((2, 3, 4), (2, 4, 1), dtype=bool), TYPE_ERR), (_chain((2, 3, 4), (2, 4, 1), fill=0.5), VALUE_ERR),
+    (_chain((2, 3, 4), (2, 4, 1), fill=np.nan), VALUE_ERR), (_chain((3, 4), (2, 4, 1)), VALUE_ERR),
+    (_chain((2, 3, 4), (2, 3, 1)), VALUE_ERR), (_chain((2, 3, 4), (1, 4, 1)), VALUE_ERR),
+    (_chain((2, 3, 4), (2, 4, 2)), VALUE_ERR),
+))
+
+
 def batched(count=2):
     return [{"W": np.stack([layer["W"]] * count), "b": np.stack([layer["b"]] * count)}
             for layer in mlp_params(PC_NET)]
@@ -57,4 +76,18 @@ CASES = [
          lambda: dict(net=PC_NET, params=batched(), x=x53()[:2], y=np.array([1.0, -1.0]), lr=0.1, steps=2),
          net=NOT_SCALAR, params=Params(structured=True), x=Arr(ndim=2, fixed=(0, 1)), y=Arr(ndim=1, fixed=(0,)),
          lr=POS, steps=Int(1)),
+    case("path_counting.sign_census", path_counting.sign_census,
+         lambda: dict(signs=census_signs(), x=np.array([0.3, -1.2, 0.7])),
+         signs=CENSUS_SIGNS, x=Arr(ndim=1, fixed=(0,))),
+    case("path_counting.derivative_law_sample", path_counting.derivative_law_sample,
+         lambda: dict(key=KEY, n0=3, hidden=(4, 2), count=5), key=Key(), n0=Int(1), hidden=HIDDEN, count=Int(1)),
+    case("path_counting.ratio_estimate", path_counting.ratio_estimate,
+         lambda: dict(samples=np.array([1.0, 2.0, 0.5, 1.5, 3.0, 1.0, 0.8, 2.2]), batches=2),
+         samples=Arr(ndim=1, extra=((np.ones(3), VALUE_ERR),)), batches=Int(2)),
+    case("path_counting.layer_factor_ratio", path_counting.layer_factor_ratio, lambda: dict(hidden=(4, 2)),
+         hidden=HIDDEN),
+    case("path_counting.layer_product_moment", path_counting.layer_product_moment,
+         lambda: dict(hidden=(4, 2), order=2), hidden=HIDDEN, order=Int(1)),
+    case("path_counting.part_ratio_stderr", path_counting.part_ratio_stderr,
+         lambda: dict(hidden=(4, 2), count=100), hidden=HIDDEN, count=Int(1)),
 ]

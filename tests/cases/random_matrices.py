@@ -22,4 +22,7 @@ CASES = [
          lambda: dict(key=KEY, widths=(3, 2), count=4), key=Key(), widths=WIDTHS, count=Int(1)),
     case("random_matrices.log_norm_moments", random_matrices.log_norm_moments,
          lambda: dict(widths=(3, 2)), widths=WIDTHS),
+    case("random_matrices.log_norm_path", random_matrices.log_norm_path,
+         lambda: dict(key=KEY, n=3, depth=4, count=5), key=Key(), n=Int(1), depth=Int(1), count=Int(1)),
+    case("random_matrices.lyapunov_exponent", random_matrices.lyapunov_exponent, lambda: dict(n=3), n=Int(1)),
 ]
