@@ -262,7 +262,7 @@ def check_pieces_needed(pieces_needed: Callable) -> None:
     """pieces_needed(L, eps) -> the fewest pieces the depth-separation bound allows for error < eps.
 
     The bound of Chapter 6, section 6.5: every continuous g with at most p affine pieces on
-    [0, 1] has int |f_L - g| >= (1 - (2p + 2)/2^L)/8. The answer is the smallest integer
+    [0, 1] has int abs(f_L - g) >= (1 - (2p + 2)/2^L)/8. The answer is the smallest integer
     p >= 1 for which that bound is below eps (so that an error below eps is not excluded).
 
     Args:
