@@ -224,10 +224,11 @@ def check_uv_potential(phi, beta, alpha) -> None:
 def check_flattest_interpolant(flattest_interpolant: Callable) -> None:
     """flattest_interpolant(X, y) -> the beta of the interpolant of smallest tr H.
 
-    For the diagonal network beta = theta_+^2 - theta_-^2 with the loss
-    (1/2N) sum_n (<beta, x_n> - y_n)^2, tr H = (4/N) sum_j c_j (theta_+j^2 + theta_-j^2),
-    c_j = sum_n x_nj^2, at every interpolant; its minimum over the interpolants is reached
-    at the minimizer of sum_j c_j abs(beta_j) subject to X beta = y.
+    For the diagonal network ``beta = theta_+^2 - theta_-^2`` with the loss
+    ``(1/2N) sum_n (<beta, x_n> - y_n)^2``, at every interpolant
+    ``tr H = (4/N) sum_j c_j (theta_+j^2 + theta_-j^2)`` with ``c_j = sum_n x_nj^2``; its
+    minimum over the interpolants is reached at the minimizer of ``sum_j c_j abs(beta_j)``
+    subject to ``X beta = y``.
 
     Args:
         flattest_interpolant: your function (X, y) -> beta, shape (d,).
