@@ -51,13 +51,16 @@ def test_traced_keys_give_the_same_numbers():
 
 
 def test_compiled_once_per_dtype_not_per_shape():
+    # programs other tests compiled before this one (other key types, dtypes) stay counted
+    before = sampling._chunk._cache_size() + sampling._block._cache_size()
     sampling.standard_normal(KEY, (3,))
     sampling.standard_normal(KEY, (3,), jnp.float32)
     shapes = [(6, 4), (24,), (2, 3, 4), (1000, 7), (123,), (sampling.CHUNK * 33,)]
     sampling.standard_normal(KEY, shapes[-1])  # the block program, once
     assert _count_compiles(lambda: [sampling.standard_normal(jax.random.key(i), s) for i, s in enumerate(shapes)]) == 0
     assert _count_compiles(lambda: [sampling.standard_normal(KEY, s, jnp.float32) for s in shapes[:4]]) == 0
-    assert sampling._chunk._cache_size() <= 2 and sampling._block._cache_size() <= 2
+    # at most one chunk and one block program per dtype (two dtypes): not one per shape (six)
+    assert sampling._chunk._cache_size() + sampling._block._cache_size() - before <= 4
 
 
 def test_dtype_and_statistics():
