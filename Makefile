@@ -49,7 +49,8 @@ endef
 # build then reuse the compiled programs (same programs, so the same numbers).
 JAX_CACHE := _build/jax-cache
 # Every compiled program goes to the persistent cache (not only those that took over a
-# second to compile): the determinism run and the unit tests reuse what nbval compiled.
+# second to compile): the determinism run reuses what nbval compiled, and the two workers
+# of the unit tests share theirs (compiled with other XLA flags, so other cache entries).
 JAX_CACHE_ENV := JAX_COMPILATION_CACHE_DIR=$(CURDIR)/$(JAX_CACHE) \
   JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=-1
 HEADLESS := TQDM_DISABLE=1 LECTUREKIT_AUDIT_FIGURES=1 $(JAX_CACHE_ENV)
@@ -164,7 +165,7 @@ test: $(STAMP) $(MATHJAX) notebooks  ## chapters under nbval; then, side by side
 # 2 cores: a fifth less CPU time. A file's tests stay in one worker (--dist loadfile), so its
 # module fixtures and compiled programs are made once, and the persistent compilation cache
 # shares programs between the workers: together another tenth less.
-UNIT_XLA_FLAGS := --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1
+UNIT_XLA_FLAGS := --xla_cpu_multi_thread_eigen=false
 test-unit: $(STAMP)  ## unit and property tests, and the docstring examples (two pytest-xdist workers)
 	@$(call STAGE_TIMER,XLA_FLAGS="$(UNIT_XLA_FLAGS)" $(JAX_CACHE_ENV) $(BIN)/pytest -n 2 --dist loadfile \
 	  -m "not notebooks and not book and not determinism" --durations=10 \
