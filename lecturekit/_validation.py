@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -65,17 +66,27 @@ def float_dtype() -> np.dtype:
 
 
 def _real_dtype(dtype: Any) -> bool:
-    return dtype != object and (jnp.issubdtype(dtype, jnp.floating) or jnp.issubdtype(dtype, jnp.integer))
+    return not jnp.issubdtype(dtype, np.object_) and (
+        jnp.issubdtype(dtype, jnp.floating) or jnp.issubdtype(dtype, jnp.integer)
+    )
 
 
 def _real_array(
-    value: Any, *, name: str, ndim: int | tuple[int, ...] | None, min_ndim: int, nonempty: bool
+    value: Any,
+    *,
+    name: str,
+    ndim: int | tuple[int, ...] | None,
+    min_ndim: int,
+    nonempty: bool,
 ) -> np.ndarray | jax.Array:
     """``value`` as an array (JAX arrays, traced or not, are kept as they are) after the type,
     dtype and shape checks shared by :func:`as_float_array` and :func:`as_host_float_array`."""
     if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"{name} must be a real array of numbers, got {type(value).__name__}")
-    if isinstance(value, jax.Array):  # concrete or traced: never copied to the host here
+        raise TypeError(
+            f"{name} must be a real array of numbers, got {type(value).__name__}"
+        )
+    # concrete or traced: never copied to the host here
+    if isinstance(value, jax.Array):
         arr = value
     else:
         try:
@@ -83,14 +94,18 @@ def _real_array(
         except Exception as err:  # ragged lists and the like
             raise TypeError(f"{name} must be a real array of numbers: {err}") from None
     if not _real_dtype(arr.dtype):
-        raise TypeError(f"{name} must have a real floating or integer dtype, got {arr.dtype}")
+        raise TypeError(
+            f"{name} must have a real floating or integer dtype, got {arr.dtype}"
+        )
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if arr.ndim not in allowed:
             want = " or ".join(f"{d}-D" for d in allowed)
             raise ValueError(f"{name} must be {want}, got shape {tuple(arr.shape)}")
     if arr.ndim < min_ndim:
-        raise ValueError(f"{name} must be at least {min_ndim}-D, got shape {tuple(arr.shape)}")
+        raise ValueError(
+            f"{name} must be at least {min_ndim}-D, got shape {tuple(arr.shape)}"
+        )
     if nonempty and arr.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {tuple(arr.shape)}")
     return arr
@@ -115,7 +130,11 @@ def as_float_array(
     """
     arr = _real_array(value, name=name, ndim=ndim, min_ndim=min_ndim, nonempty=nonempty)
     if is_traced(arr):
-        return arr if jnp.issubdtype(arr.dtype, jnp.floating) else arr.astype(float_dtype())
+        return (
+            arr
+            if jnp.issubdtype(arr.dtype, jnp.floating)
+            else arr.astype(float_dtype())
+        )
     host = np.asarray(arr)
     if not jnp.issubdtype(host.dtype, jnp.floating):
         host = host.astype(float_dtype())
@@ -137,36 +156,50 @@ def as_host_float_array(
     """The checks of :func:`as_float_array`, returning a float64 NumPy array (for functions
     that compute on the host: no JAX dtype canonicalization, nothing compiled)."""
     if is_traced(value):
-        raise TypeError(f"{name} must be a concrete array (this function runs in NumPy, not under jit/vmap/grad)")
-    arr = np.array(_real_array(value, name=name, ndim=ndim, min_ndim=0, nonempty=nonempty), dtype=np.float64)
+        raise TypeError(
+            f"{name} must be a concrete array (this function runs in NumPy, not under jit/vmap/grad)"
+        )
+    arr = np.array(
+        _real_array(value, name=name, ndim=ndim, min_ndim=0, nonempty=nonempty),
+        dtype=np.float64,
+    )
     if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, but it contains NaN or infinity")
     return arr
 
 
-def as_class_labels(labels: Any, *, n: int, num_classes: int | None = None,
-                    name: str = "labels") -> tuple[np.ndarray, int]:
+def as_class_labels(
+    labels: Any, *, n: int, num_classes: int | None = None, name: str = "labels"
+) -> tuple[np.ndarray, int]:
     """Integer class labels of shape (n,) taking every value 0..C-1, C >= 2, as a NumPy array.
 
     C is ``num_classes`` when given (e.g. the number of logits), else the largest label + 1.
     Returns (labels, C).
     """
     if labels is None or isinstance(labels, (str, bytes, dict)):
-        raise TypeError(f"{name} must be an integer array of shape (n,), got {type(labels).__name__}")
+        raise TypeError(
+            f"{name} must be an integer array of shape (n,), got {type(labels).__name__}"
+        )
     y = np.asarray(labels)
     if y.ndim != 1 or y.shape[0] != n or not np.issubdtype(y.dtype, np.integer):
-        raise ValueError(f"{name} must be integers of shape ({n},), got {y.dtype} {y.shape}")
+        raise ValueError(
+            f"{name} must be integers of shape ({n},), got {y.dtype} {y.shape}"
+        )
     c = int(y.max()) + 1 if num_classes is None else int(num_classes)
     if c < 2 or y.min() < 0 or y.max() >= c or np.unique(y).size != c:
-        raise ValueError(f"{name} must take every value 0..C-1 with C = {c} >= 2 (every class "
-                         f"present), got values {np.unique(y)}")
+        raise ValueError(
+            f"{name} must take every value 0..C-1 with C = {c} >= 2 (every class "
+            f"present), got values {np.unique(y)}"
+        )
     return y, c
 
 
 def host_ravel(tree: Any) -> np.ndarray:
     """The leaves of a pytree as one NumPy vector, in ``ravel_pytree`` order, on the host
     (eager JAX ops would compile a program for every new shape)."""
-    return np.concatenate([np.ravel(np.asarray(leaf)) for leaf in jax.tree_util.tree_leaves(tree)])
+    return np.concatenate(
+        [np.ravel(np.asarray(leaf)) for leaf in jax.tree_util.tree_leaves(tree)]
+    )
 
 
 def check_broadcastable(**arrays: Any) -> tuple[int, ...]:
@@ -176,14 +209,20 @@ def check_broadcastable(**arrays: Any) -> tuple[int, ...]:
         return tuple(np.broadcast_shapes(*shapes.values()))
     except ValueError:
         listed = ", ".join(f"{name} {shape}" for name, shape in shapes.items())
-        raise ValueError(f"{', '.join(shapes)} must broadcast against each other, got shapes {listed}") from None
+        raise ValueError(
+            f"{', '.join(shapes)} must broadcast against each other, got shapes {listed}"
+        ) from None
 
 
-def check_same_structure(value: Any, reference: Any, *, name: str, reference_name: str) -> None:
+def check_same_structure(
+    value: Any, reference: Any, *, name: str, reference_name: str
+) -> None:
     """Require the pytree ``value`` to have the structure and leaf shapes of ``reference``."""
     if jax.tree_util.tree_structure(value) != jax.tree_util.tree_structure(reference):
         raise ValueError(f"{name} must have the pytree structure of {reference_name}")
-    for leaf, ref in zip(jax.tree_util.tree_leaves(value), jax.tree_util.tree_leaves(reference)):
+    for leaf, ref in zip(
+        jax.tree_util.tree_leaves(value), jax.tree_util.tree_leaves(reference)
+    ):
         if np.shape(leaf) != np.shape(ref):
             raise ValueError(
                 f"{name} must have the leaf shapes of {reference_name}, got {np.shape(leaf)} where "
@@ -222,7 +261,9 @@ def check_range(
         else:
             want = f"lie in {'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
         first = host[bad].ravel()[0]
-        raise ValueError(f"{name} must be {want}{f' ({what})' if what else ''}, got {first:g}")
+        raise ValueError(
+            f"{name} must be {want}{f' ({what})' if what else ''}, got {first:g}"
+        )
 
 
 def check_positive_int(value: Any, *, name: str, minimum: int = 1) -> int:
@@ -243,7 +284,9 @@ def check_real(
     at_most: float | None = None,
 ) -> float:
     """Return ``value`` as a finite Python float, optionally > 0 or >= 0, and <= ``at_most``."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+    if isinstance(value, bool) or not isinstance(
+        value, (numbers.Real, np.floating, np.integer)
+    ):
         raise TypeError(f"{name} must be a real number, got {value!r}")
     out = float(value)
     if not np.isfinite(out):
@@ -260,21 +303,33 @@ def check_real(
 def check_choice(value: Any, choices: Sequence[str], *, name: str) -> str:
     """Return ``value`` if it is one of the strings ``choices``."""
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, one of {', '.join(map(repr, choices))}; got {value!r}")
+        raise TypeError(
+            f"{name} must be a string, one of {', '.join(map(repr, choices))}; got {value!r}"
+        )
     if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+        raise ValueError(
+            f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}"
+        )
     return value
 
 
 def check_key(key: Any, *, name: str = "key") -> jax.Array:
     """Require a JAX PRNG key: ``jax.random.key(seed)`` or a legacy uint32 key of shape (2,)."""
     if isinstance(key, jax.Array) and (
-        jnp.issubdtype(key.dtype, jax.dtypes.prng_key) and key.ndim == 0
-        or key.dtype == jnp.uint32 and key.shape == (2,)
+        jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
+        and key.ndim == 0
+        or key.dtype == jnp.uint32
+        and key.shape == (2,)
     ):
         return key
-    got = f"shape {tuple(key.shape)} dtype {key.dtype}" if isinstance(key, jax.Array) else type(key).__name__
-    raise TypeError(f"{name} must be a single JAX PRNG key, e.g. jax.random.key(0), got {got}")
+    got = (
+        f"shape {tuple(key.shape)} dtype {key.dtype}"
+        if isinstance(key, jax.Array)
+        else type(key).__name__
+    )
+    raise TypeError(
+        f"{name} must be a single JAX PRNG key, e.g. jax.random.key(0), got {got}"
+    )
 
 
 def check_callable(f: Any, *, name: str, what: str) -> None:
@@ -283,14 +338,20 @@ def check_callable(f: Any, *, name: str, what: str) -> None:
         raise TypeError(f"{name} must be {what}, got {type(f).__name__}")
 
 
-def check_inputs_pair(x1: Any, x2: Any, *, dim: int | None = None) -> tuple[jax.Array, jax.Array]:
+def check_inputs_pair(
+    x1: Any, x2: Any, *, dim: int | None = None
+) -> tuple[jax.Array, jax.Array]:
     """Validate two batches of inputs of shapes (n1, d) and (n2, d); ``x2=None`` means ``x1``."""
     a = as_float_array(x1, name="x1", ndim=2)
     b = a if x2 is None else as_float_array(x2, name="x2", ndim=2)
     if a.shape[1] == 0:
-        raise ValueError(f"x1 must have at least one column (input dimension >= 1), got shape {tuple(a.shape)}")
+        raise ValueError(
+            f"x1 must have at least one column (input dimension >= 1), got shape {tuple(a.shape)}"
+        )
     if b.shape[1] != a.shape[1]:
-        raise ValueError(f"x1 and x2 must have the same input dimension, got {a.shape[1]} and {b.shape[1]}")
+        raise ValueError(
+            f"x1 and x2 must have the same input dimension, got {a.shape[1]} and {b.shape[1]}"
+        )
     if dim is not None and a.shape[1] != dim:
         raise ValueError(
             f"x1: inputs must have {dim} columns (the network's input dimension), got shape {tuple(a.shape)}"
@@ -310,17 +371,28 @@ def check_params_pytree(params: Any, *, name: str = "params") -> None:
         raise ValueError(f"{name} must contain at least one array, got {params!r}")
     for leaf in leaves:
         if isinstance(leaf, (str, bytes)):
-            raise TypeError(f"every leaf of {name} must be a floating array, got {type(leaf).__name__}")
+            raise TypeError(
+                f"every leaf of {name} must be a floating array, got {type(leaf).__name__}"
+            )
         dtype = leaf.dtype if hasattr(leaf, "dtype") else np.asarray(leaf).dtype
-        if dtype == object or not jnp.issubdtype(dtype, jnp.floating):
-            raise TypeError(f"every leaf of {name} must be a floating array, got dtype {dtype}")
+        if jnp.issubdtype(dtype, np.object_) or not jnp.issubdtype(dtype, jnp.floating):
+            raise TypeError(
+                f"every leaf of {name} must be a floating array, got dtype {dtype}"
+            )
         host = concrete(leaf)
         if host is not None and not np.all(np.isfinite(host)):
-            raise ValueError(f"{name} must be finite, but a leaf contains NaN or infinity")
+            raise ValueError(
+                f"{name} must be finite, but a leaf contains NaN or infinity"
+            )
 
 
 def warn_if_below_precision(
-    tol: float, dtype: Any, *, name: str = "tol", scale: float = 1.0, factor: float = 4.0
+    tol: float,
+    dtype: Any,
+    *,
+    name: str = "tol",
+    scale: float = 1.0,
+    factor: float = 4.0,
 ) -> None:
     """Warn (:class:`NumericalWarning`) when a tolerance is within ``factor`` units of rounding
     of ``dtype`` at the magnitude ``scale`` (1 for a relative tolerance): such a tolerance
@@ -328,7 +400,11 @@ def warn_if_below_precision(
     dtype = np.dtype(dtype)
     floor = factor * float(np.finfo(dtype).eps) * scale
     if tol < floor:
-        hint = "; enable float64 with lecturekit.notebook.setup()" if dtype.itemsize < 8 else ""
+        hint = (
+            "; enable float64 with lecturekit.notebook.setup()"
+            if dtype.itemsize < 8
+            else ""
+        )
         warn_numerical(
             f"{name} = {tol:g} is below what {dtype.name} arithmetic resolves here ({floor:.2g}): "
             f"the result cannot be that accurate{hint}",

@@ -9,8 +9,8 @@ it has measure zero under any Gaussian with positive variance).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -19,7 +19,8 @@ __all__ = ["Activation", "NAMES", "get"]
 
 ArrayFn = Callable[[jax.Array], jax.Array]
 
-_INV_SQRT_PI = 1.0 / math.sqrt(math.pi)  # a Python float: no float32 constant frozen at import
+# a Python float: no float32 constant frozen at import
+_INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,9 @@ _REGISTRY: dict[str, Activation] = {
         lambda z: (z > 0).astype(z.dtype),
         jnp.zeros_like,
     ),
-    "erf": Activation("erf", jax.scipy.special.erf, _erf_grad, lambda z: -2.0 * z * _erf_grad(z)),
+    "erf": Activation(
+        "erf", jax.scipy.special.erf, _erf_grad, lambda z: -2.0 * z * _erf_grad(z)
+    ),
     "tanh": Activation(
         "tanh",
         jnp.tanh,
@@ -86,7 +89,10 @@ _REGISTRY: dict[str, Activation] = {
     ),
     "identity": Activation("identity", lambda z: z, jnp.ones_like, jnp.zeros_like),
     "softplus": Activation(
-        "softplus", jax.nn.softplus, _sigmoid, lambda z: _sigmoid(z) * (1.0 - _sigmoid(z))
+        "softplus",
+        jax.nn.softplus,
+        _sigmoid,
+        lambda z: _sigmoid(z) * (1.0 - _sigmoid(z)),
     ),
     "swish": Activation("swish", lambda z: z * _sigmoid(z), _swish_grad, _swish_hess),
     "sigmoid": Activation(
@@ -125,7 +131,9 @@ def get(activation: str | Activation, *, name: str = "activation") -> Activation
     if isinstance(activation, Activation):
         return activation
     if not isinstance(activation, str):
-        raise TypeError(f"{name} must be a string naming an activation, got {activation!r}")
+        raise TypeError(
+            f"{name} must be a string naming an activation, got {activation!r}"
+        )
     try:
         return _REGISTRY[activation.lower()]
     except KeyError:

@@ -36,8 +36,9 @@ The objects of approximation theory that Chapter 11 computes with, built on
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -49,14 +50,35 @@ from jax.typing import ArrayLike
 from . import nets as _nets
 from . import sampling as _sampling
 from . import stats as _stats
-from ._validation import (as_host_float_array, check_callable, check_key, check_params_pytree,
-                          check_positive_int, check_real)
+from ._validation import (
+    as_host_float_array,
+    check_callable,
+    check_key,
+    check_params_pytree,
+    check_positive_int,
+    check_real,
+)
 
-__all__ = ["unseen_cell_errors", "zigzag", "zigzag_encode", "ellipsoid_entropy_bounds",
-           "pack_bits", "unpack_bits", "interpolation_network", "bit_extraction_network",
-           "nonzero_parameters", "perturb_nonzero", "input_gradient_norms", "parameter_gradient_norms",
-           "jl_ratios", "jl_dimension_bound", "mcshane_extension", "KirszbraunPoint",
-           "kirszbraun_point", "lipschitz_constant"]
+__all__ = [
+    "unseen_cell_errors",
+    "zigzag",
+    "zigzag_encode",
+    "ellipsoid_entropy_bounds",
+    "pack_bits",
+    "unpack_bits",
+    "interpolation_network",
+    "bit_extraction_network",
+    "nonzero_parameters",
+    "perturb_nonzero",
+    "input_gradient_norms",
+    "parameter_gradient_norms",
+    "jl_ratios",
+    "jl_dimension_bound",
+    "mcshane_extension",
+    "KirszbraunPoint",
+    "kirszbraun_point",
+    "lipschitz_constant",
+]
 
 
 # --------------------------------------------------------------------------- learning
@@ -64,12 +86,20 @@ __all__ = ["unseen_cell_errors", "zigzag", "zigzag_encode", "ellipsoid_entropy_b
 
 def _uniform(key: jax.Array, shape: tuple[int, ...]) -> np.ndarray:
     """Uniform(0, 1) numbers from the one normal sampler: Phi(z) for z ~ N(0, 1)."""
-    return scipy.special.ndtr(np.asarray(_sampling.standard_normal(key, shape), dtype=float))
+    return scipy.special.ndtr(
+        np.asarray(_sampling.standard_normal(key, shape), dtype=float)
+    )
 
 
-def unseen_cell_errors(key: jax.Array, target: Callable, num_cells: int,
-                       learners: dict[str, Callable], *, num_samples: int | None = None,
-                       reps: int = 100) -> dict[str, _stats.MeanEstimate]:
+def unseen_cell_errors(
+    key: jax.Array,
+    target: Callable,
+    num_cells: int,
+    learners: dict[str, Callable],
+    *,
+    num_samples: int | None = None,
+    reps: int = 100,
+) -> dict[str, _stats.MeanEstimate]:
     """Mean squared error of learners on the cells of [0, 1] that no training point hit.
 
     [0, 1] is cut into ``num_cells`` equal cells. In each of ``reps`` repetitions a random
@@ -108,19 +138,31 @@ def unseen_cell_errors(key: jax.Array, target: Callable, num_cells: int,
     check_key(key)
     check_callable(target, name="target", what="a function target(key, x) -> values")
     m = check_positive_int(num_cells, name="num_cells", minimum=2)
-    n = m if num_samples is None else check_positive_int(num_samples, name="num_samples")
+    n = (
+        m
+        if num_samples is None
+        else check_positive_int(num_samples, name="num_samples")
+    )
     reps = check_positive_int(reps, name="reps", minimum=2)
     if not isinstance(learners, dict) or not learners:
-        raise TypeError("learners must be a non-empty dict name -> learn(x_train, y_train, x_test)")
+        raise TypeError(
+            "learners must be a non-empty dict name -> learn(x_train, y_train, x_test)"
+        )
     for name, learn in learners.items():
-        check_callable(learn, name=f"learners[{name!r}]", what="learn(x_train, y_train, x_test)")
+        check_callable(
+            learn, name=f"learners[{name!r}]", what="learn(x_train, y_train, x_test)"
+        )
     k_target, k_x = jax.random.split(key)
     u = _uniform(k_x, (reps, n + m))
     x_train = np.sort(u[:, :n], axis=1)
     x_test = (np.arange(m) + u[:, n:]) / m
-    y = np.asarray(target(k_target, np.concatenate([x_train, x_test], axis=1)), dtype=float)
+    y = np.asarray(
+        target(k_target, np.concatenate([x_train, x_test], axis=1)), dtype=float
+    )
     if y.shape != (reps, n + m):
-        raise ValueError(f"target must return shape {(reps, n + m)} (one row per repetition), got {y.shape}")
+        raise ValueError(
+            f"target must return shape {(reps, n + m)} (one row per repetition), got {y.shape}"
+        )
     errors = {name: [] for name in learners}
     for r in range(reps):
         seen = np.zeros(m, bool)
@@ -128,10 +170,14 @@ def unseen_cell_errors(key: jax.Array, target: Callable, num_cells: int,
         if seen.all():
             continue
         for name, learn in learners.items():
-            pred = np.asarray(learn(x_train[r], y[r, :n], x_test[r, ~seen]), dtype=float)
+            pred = np.asarray(
+                learn(x_train[r], y[r, :n], x_test[r, ~seen]), dtype=float
+            )
             errors[name].append(np.mean((pred - y[r, n:][~seen]) ** 2))
     if len(errors[next(iter(learners))]) < 2:
-        raise ValueError("fewer than 2 repetitions had an unseen cell: use more cells or reps")
+        raise ValueError(
+            "fewer than 2 repetitions had an unseen cell: use more cells or reps"
+        )
     return {name: _stats.mean_and_stderr(np.array(e)) for name, e in errors.items()}
 
 
@@ -169,7 +215,10 @@ def zigzag(signs: ArrayLike, x: ArrayLike) -> np.ndarray:
     if np.any((x < 0) | (x > 1)):
         raise ValueError("x must lie in [0, 1]")
     n = s.shape[-1]
-    knots = np.concatenate([np.zeros(s.shape[:-1] + (1,)), np.cumsum(s, axis=-1)], axis=-1) / n
+    knots = (
+        np.concatenate([np.zeros(s.shape[:-1] + (1,)), np.cumsum(s, axis=-1)], axis=-1)
+        / n
+    )
     i = np.minimum(np.floor(x * n).astype(int), n - 1)
     return knots[..., i] + s[..., i] * (x - i / n)
 
@@ -198,7 +247,9 @@ def zigzag_encode(values: ArrayLike) -> np.ndarray:
     """
     f = as_host_float_array(values, name="values")
     if f.ndim < 1 or f.shape[-1] < 2:
-        raise ValueError(f"values must have shape (..., n + 1) with n >= 1, got {f.shape}")
+        raise ValueError(
+            f"values must have shape (..., n + 1) with n >= 1, got {f.shape}"
+        )
     if np.any(np.abs(f[..., 0]) > 1e-12):
         raise ValueError("values[..., 0] must be 0 (the class has f(0) = 0)")
     n = f.shape[-1] - 1
@@ -214,8 +265,9 @@ def zigzag_encode(values: ArrayLike) -> np.ndarray:
 # --------------------------------------------------------------------------- ellipsoids
 
 
-def ellipsoid_entropy_bounds(axes: ArrayLike, bits: ArrayLike, *, tail: float = 0.0,
-                             grid: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+def ellipsoid_entropy_bounds(
+    axes: ArrayLike, bits: ArrayLike, *, tail: float = 0.0, grid: int = 2000
+) -> tuple[np.ndarray, np.ndarray]:
     """Volumetric bounds on the entropy numbers of an ellipsoid in l2.
 
     The ellipsoid has semi-axes ``sigma_1 >= sigma_2 >= ...`` (``axes``, D of them) and,
@@ -258,16 +310,21 @@ def ellipsoid_entropy_bounds(axes: ArrayLike, bits: ArrayLike, *, tail: float = 
     tail = check_real(tail, name="tail", nonnegative=True, at_most=float(sigma[-1]))
     grid = check_positive_int(grid, name="grid", minimum=2)
     k = np.arange(1, sigma.size + 1)
-    mean_log = np.cumsum(np.log(sigma)) / k                       # log of geometric mean
-    lower = np.exp(np.max(-np.log(2) * n[:, None] / k[None, :] + mean_log[None, :], axis=1))
-    rest = np.append(sigma[1:], tail)                             # sigma_{k+1}
+    # log of geometric mean
+    mean_log = np.cumsum(np.log(sigma)) / k
+    lower = np.exp(
+        np.max(-np.log(2) * n[:, None] / k[None, :] + mean_log[None, :], axis=1)
+    )
+    rest = np.append(sigma[1:], tail)  # sigma_{k+1}
     # for each eps of a fine log grid, C_k(eps) = log2 of the count for the first k axes
     # grows with k, so the best k for n bits is the largest with C_k(eps) <= n
     eps = np.geomspace(sigma[-1] * 1e-3, 4 * sigma[0], grid)
-    upper = np.full(n.size, float(sigma[0]))  # one ball of radius sigma_1 at 0 covers it
+    # one ball of radius sigma_1 at 0 covers it
+    upper = np.full(n.size, float(sigma[0]))
     for e in eps:
         counts = np.cumsum(0.5 + 0.5 * np.log2(1 + 4 * sigma**2 / e**2))
-        k = np.searchsorted(counts, n, side="right")          # axes affordable with n bits
+        # axes affordable with n bits
+        k = np.searchsorted(counts, n, side="right")
         ok = k > 0
         err = np.sqrt(e**2 + rest[np.maximum(k, 1) - 1] ** 2)
         upper = np.where(ok, np.minimum(upper, err), upper)
@@ -292,7 +349,9 @@ def pack_bits(bits: Sequence[int], *, exact: bool = True) -> Fraction | float:
         Fraction(5, 8)
     """
     if isinstance(bits, (str, bytes, dict)) or bits is None:
-        raise TypeError(f"bits must be a sequence of 0 and 1, got {type(bits).__name__}")
+        raise TypeError(
+            f"bits must be a sequence of 0 and 1, got {type(bits).__name__}"
+        )
     if not isinstance(exact, (bool, np.bool_)):
         raise TypeError(f"exact must be True or False, got {exact!r}")
     try:
@@ -345,7 +404,9 @@ def unpack_bits(t: Fraction | float, n: int) -> list[int]:
 # --------------------------------------------------------------------------- networks
 
 
-def interpolation_network(values: ArrayLike) -> tuple[_nets.MLP, list[dict[str, jax.Array]]]:
+def interpolation_network(
+    values: ArrayLike,
+) -> tuple[_nets.MLP, list[dict[str, jax.Array]]]:
     """One hidden layer of ReLUs computing the piecewise-linear interpolant of ``values``.
 
     The interpolant passes through ``(k/K, values[k])``, k = 0..K, and is
@@ -372,13 +433,16 @@ def interpolation_network(values: ArrayLike) -> tuple[_nets.MLP, list[dict[str, 
     slopes = np.diff(v) * K
     change = np.diff(np.concatenate([[0.0], slopes]))
     net = _nets.mlp((1, K, 1), "relu", parameterization="standard")
-    params = [{"W": np.ones((1, K)), "b": -np.arange(K) / K},
-              {"W": change[:, None], "b": np.array([v[0]])}]
+    params = [
+        {"W": np.ones((1, K)), "b": -np.arange(K) / K},
+        {"W": change[:, None], "b": np.array([v[0]])},
+    ]
     return net, jax.device_put(params)
 
 
-def bit_extraction_network(signs: ArrayLike, num_cells: int, *, offset: float = 2.0
-                           ) -> tuple[_nets.MLP, list[dict[str, jax.Array]]]:
+def bit_extraction_network(
+    signs: ArrayLike, num_cells: int, *, offset: float = 2.0
+) -> tuple[_nets.MLP, list[dict[str, jax.Array]]]:
     """A deep ReLU network that computes a zigzag by reading its slopes out of its weights.
 
     ``signs`` are the ``N M`` slopes of a zigzag g of step ``h = 1/(N M)`` (from
@@ -435,35 +499,40 @@ def bit_extraction_network(signs: ArrayLike, num_cells: int, *, offset: float = 
         raise ValueError(f"num_cells = {N} must divide len(signs) = {s.size}")
     M = s.size // N
     if M + math.log2(N) > 50:
-        raise ValueError(f"M + log2(N) = {M + math.log2(N):.1f} > 50: float64 cannot hold the digits")
+        raise ValueError(
+            f"M + log2(N) = {M + math.log2(N):.1f} > 50: float64 cannot hold the digits"
+        )
     offset = check_real(offset, name="offset", positive=True)
     h, H = 1.0 / (N * M), 1.0 / N
     eta_v, eta_t = h / 8, h / 16
     # the zigzag at the coarse knots, and each cell's slopes in the order v reads them
-    g_knots = np.concatenate([[0.0], np.cumsum(s)[M - 1::M] * h])
+    g_knots = np.concatenate([[0.0], np.cumsum(s)[M - 1 :: M] * h])
     cells = s.reshape(N, M)
     oriented = np.where((np.arange(N) % 2 == 0)[:, None], cells, -cells[:, ::-1])
     digits = (oriented + 1) // 2
-    scale = 2 ** (M + 1)                                   # t_j = code_j / 2^(M+1)
-    code = np.array([int("".join(map(str, d)), 2) * 2 + 1 for d in digits], dtype=np.int64)
-    t_vals = code / scale
+    scale = 2 ** (M + 1)  # t_j = code_j / 2^(M+1)
+    code = np.array(
+        [int("".join(map(str, d)), 2) * 2 + 1 for d in digits], dtype=np.int64
+    )
     # layer 1: relu(x - beta) for the breakpoints of v and P, and the ramps of t
     knots = np.arange(N) * H
-    beta = np.concatenate([knots, knots + eta_v])         # v: plateau end; P and v: knots
+    # v: plateau end; P and v: knots
+    beta = np.concatenate([knots, knots + eta_v])
     n_beta = beta.size
-    ramps = knots[1:]                                      # t switches on [jH, jH + eta_t]
+    # t switches on [jH, jH + eta_t]
+    ramps = knots[1:]
     W1 = np.concatenate([np.ones(n_beta), np.full(N - 1, 1 / eta_t)])[None, :]
     b1 = np.concatenate([-beta, -ramps / eta_t])
     # layer 2: V = v(x), Q = P(x) + offset, m_j = relu(1 - u_j) (1 before the ramp, 0 after)
     speed = M / (H - eta_v)
-    v_slope = np.zeros(n_beta)   # change of slope of v at each breakpoint
+    v_slope = np.zeros(n_beta)  # change of slope of v at each breakpoint
     p_slope = np.zeros(n_beta)
     cell_slopes = np.diff(g_knots) * N
     for j in range(N):
         direction = 1.0 if j % 2 == 0 else -1.0
-        v_slope[N + j] += direction * speed               # starts moving at jH + eta_v
+        v_slope[N + j] += direction * speed  # starts moving at jH + eta_v
         if j + 1 < N:
-            v_slope[j + 1] -= direction * speed           # stops at (j + 1) H
+            v_slope[j + 1] -= direction * speed  # stops at (j + 1) H
         p_slope[j] += cell_slopes[j] - (cell_slopes[j - 1] if j else 0.0)
     W2 = np.zeros((n_beta + N - 1, 2 + N - 1))
     W2[:n_beta, 0], W2[:n_beta, 1] = v_slope, p_slope
@@ -473,7 +542,8 @@ def bit_extraction_network(signs: ArrayLike, num_cells: int, *, offset: float = 
     dcode = np.diff(code).astype(float)
     layers = [(W1, b1), (W2, b2)]
     # first digit block, layer A_0, reads [V, Q, m_1 .. m_{N-1}]
-    L0 = float(scale)                                       # slope 2^(M+1) = 1/gap of digit 0
+    # slope 2^(M+1) = 1/gap of digit 0
+    L0 = float(scale)
     nin = 2 + N - 1
     WA = np.zeros((nin, 7))
     bA = np.zeros(7)
@@ -481,35 +551,40 @@ def bit_extraction_network(signs: ArrayLike, num_cells: int, *, offset: float = 
     for col, shift in ((0, 0.5), (1, -0.5)):
         WA[2:, col] = -dcode * (L0 / scale)
         bA[col] = L0 * (code[-1] / scale - 0.5) + shift
-    WA[0, 2], bA[2] = 1.0, 0.0                              # c1 = relu(V - 0)
-    WA[0, 3], bA[3] = 1.0, -1.0                             # c2 = relu(V - 1)
-    WA[0, 4] = 1.0                                          # V
-    WA[2:, 5], bA[5] = -dcode / scale, code[-1] / scale     # T
-    WA[1, 6], WA[0, 6] = 1.0, h                             # A = Q + h V (the "+ v" of R)
+    WA[0, 2], bA[2] = 1.0, 0.0  # c1 = relu(V - 0)
+    WA[0, 3], bA[3] = 1.0, -1.0  # c2 = relu(V - 1)
+    WA[0, 4] = 1.0  # V
+    WA[2:, 5], bA[5] = -dcode / scale, code[-1] / scale  # T
+    # A = Q + h V (the "+ v" of R)
+    WA[1, 6], WA[0, 6] = 1.0, h
     layers.append((WA, bA))
     for k in range(M):
         # layer B_k reads [p, q, c1, c2, V, T, A] -> [y1, y2, V, T', A']
         WB = np.zeros((7, 5))
         bB = np.zeros(5)
-        WB[[2, 3, 0, 1], 0], bB[0] = [1.0, -1.0, 1.0, -1.0], -1.0   # y1 = relu(c + b - 1)
-        WB[[4, 0, 1], 1], bB[1] = [1.0 / M, 1.0, -1.0], -1.0        # y2 = relu(v/M + b - 1)
-        WB[4, 2] = 1.0                                              # V
-        WB[[5, 0, 1], 3] = [2.0, -1.0, 1.0]                         # T' = 2T - b
-        WB[[6, 2, 3], 4] = [1.0, -h, h]                             # A' = A - h c
+        # y1 = relu(c + b - 1)
+        WB[[2, 3, 0, 1], 0], bB[0] = [1.0, -1.0, 1.0, -1.0], -1.0
+        # y2 = relu(v/M + b - 1)
+        WB[[4, 0, 1], 1], bB[1] = [1.0 / M, 1.0, -1.0], -1.0
+        WB[4, 2] = 1.0  # V
+        WB[[5, 0, 1], 3] = [2.0, -1.0, 1.0]  # T' = 2T - b
+        WB[[6, 2, 3], 4] = [1.0, -h, h]  # A' = A - h c
         layers.append((WB, bB))
         if k + 1 == M:
             break
         # layer A_{k+1} reads [y1, y2, V, T', A']
-        L = float(2 ** (M - k))                                      # 1/gap of digit k + 1
+        # 1/gap of digit k + 1
+        L = float(2 ** (M - k))
         WA = np.zeros((5, 7))
         bA = np.zeros(7)
-        WA[3, 0], bA[0] = L, -L / 2 + 0.5                            # p
-        WA[3, 1], bA[1] = L, -L / 2 - 0.5                            # q
-        WA[2, 2], bA[2] = 1.0, -(k + 1.0)                            # c1 = relu(V - k)
-        WA[2, 3], bA[3] = 1.0, -(k + 2.0)                            # c2 = relu(V - k - 1)
-        WA[2, 4] = 1.0                                               # V
-        WA[3, 5] = 1.0                                               # T
-        WA[[4, 0, 1], 6] = [1.0, 2 * h, -2 * h]                      # A += 2h (y1 - y2)
+        WA[3, 0], bA[0] = L, -L / 2 + 0.5  # p
+        WA[3, 1], bA[1] = L, -L / 2 - 0.5  # q
+        WA[2, 2], bA[2] = 1.0, -(k + 1.0)  # c1 = relu(V - k)
+        # c2 = relu(V - k - 1)
+        WA[2, 3], bA[3] = 1.0, -(k + 2.0)
+        WA[2, 4] = 1.0  # V
+        WA[3, 5] = 1.0  # T
+        WA[[4, 0, 1], 6] = [1.0, 2 * h, -2 * h]  # A += 2h (y1 - y2)
         layers.append((WA, bA))
     readout = np.zeros((5, 1))
     readout[[4, 0, 1], 0] = [1.0, 2 * h, -2 * h]
@@ -574,7 +649,7 @@ def perturb_nonzero(params: Any, key: jax.Array, size: float) -> list:
     out, start = [], 0
     for leaf, mask in zip(host, masks):
         new = leaf.copy()
-        new[mask] += z[start:start + int(mask.sum())]
+        new[mask] += z[start : start + int(mask.sum())]
         start += int(mask.sum())
         out.append(new)
     return jax.tree_util.tree_unflatten(tree, out)
@@ -585,7 +660,9 @@ def _scalar_pass(net: _nets.MLP, params: Any, x: ArrayLike):
     if not isinstance(net, _nets.MLP):
         raise TypeError(f"net must be a lecturekit.nets.MLP, got {type(net).__name__}")
     if net.output_dim != 1:
-        raise ValueError(f"net must have a scalar output, got output width {net.output_dim}")
+        raise ValueError(
+            f"net must have a scalar output, got output width {net.output_dim}"
+        )
     return net.backward(params, x)
 
 
@@ -682,10 +759,10 @@ def jl_ratios(key: jax.Array, num_points: int, dim: int, count: int) -> np.ndarr
     m = check_positive_int(dim, name="dim")
     count = check_positive_int(count, name="count")
     g = np.asarray(_sampling.standard_normal(key, (count, m, k)), dtype=float)
-    gram = np.ascontiguousarray(g.transpose(0, 2, 1)) @ g   # (count, k, k), in BLAS
+    gram = np.ascontiguousarray(g.transpose(0, 2, 1)) @ g  # (count, k, k), in BLAS
     sq = np.einsum("cii->ci", gram)
     d2 = sq[:, :, None] + sq[:, None, :] - 2 * gram
-    largest = d2.max(axis=(1, 2))                        # the diagonal (0) never wins
+    largest = d2.max(axis=(1, 2))  # the diagonal (0) never wins
     d2[:, np.arange(k), np.arange(k)] = np.inf
     return np.sqrt(largest / d2.min(axis=(1, 2)))
 
@@ -754,7 +831,9 @@ def lipschitz_constant(x: ArrayLike, y: ArrayLike, *, p: float = 2.0) -> float:
     ys = as_host_float_array(y, name="y", ndim=(1, 2))
     ys = ys[:, None] if ys.ndim == 1 else ys
     if ys.shape[0] != xs.shape[0] or xs.shape[0] < 2:
-        raise ValueError(f"x and y need the same number >= 2 of points, got {xs.shape[0]} and {ys.shape[0]}")
+        raise ValueError(
+            f"x and y need the same number >= 2 of points, got {xs.shape[0]} and {ys.shape[0]}"
+        )
     p = _check_p(p)
     i, j = np.triu_indices(xs.shape[0], 1)
     dx = _norms(xs[i] - xs[j], p)
@@ -763,8 +842,15 @@ def lipschitz_constant(x: ArrayLike, y: ArrayLike, *, p: float = 2.0) -> float:
     return float(np.max(np.linalg.norm(ys[i] - ys[j], axis=1) / dx))
 
 
-def mcshane_extension(x_known: ArrayLike, y_known: ArrayLike, lipschitz: float,
-                      x_new: ArrayLike, *, p: float = 2.0, lower: bool = False) -> np.ndarray:
+def mcshane_extension(
+    x_known: ArrayLike,
+    y_known: ArrayLike,
+    lipschitz: float,
+    x_new: ArrayLike,
+    *,
+    p: float = 2.0,
+    lower: bool = False,
+) -> np.ndarray:
     """McShane's extension of scalar data: ``min_i (y_i + L |x - x_i|_p)`` (or the max form).
 
     If the data are L-Lipschitz, this function agrees with them at the x_i, is L-Lipschitz
@@ -792,9 +878,13 @@ def mcshane_extension(x_known: ArrayLike, y_known: ArrayLike, lipschitz: float,
     ys = as_host_float_array(y_known, name="y_known", ndim=1)
     xq = as_host_float_array(x_new, name="x_new", ndim=2)
     if ys.size != xs.shape[0]:
-        raise ValueError(f"y_known must have one value per point of x_known ({xs.shape[0]}), got {ys.size}")
+        raise ValueError(
+            f"y_known must have one value per point of x_known ({xs.shape[0]}), got {ys.size}"
+        )
     if xq.shape[1] != xs.shape[1]:
-        raise ValueError(f"x_new must have the {xs.shape[1]} columns of x_known, got {xq.shape[1]}")
+        raise ValueError(
+            f"x_new must have the {xs.shape[1]} columns of x_known, got {xq.shape[1]}"
+        )
     L = check_real(lipschitz, name="lipschitz", nonnegative=True)
     if not isinstance(lower, (bool, np.bool_)):
         raise TypeError(f"lower must be True or False, got {lower!r}")
@@ -822,8 +912,14 @@ class KirszbraunPoint(NamedTuple):
     ratio: float
 
 
-def kirszbraun_point(x_known: ArrayLike, y_known: ArrayLike, x_new: ArrayLike, *,
-                     lipschitz: float | None = None, p: float = 2.0) -> KirszbraunPoint:
+def kirszbraun_point(
+    x_known: ArrayLike,
+    y_known: ArrayLike,
+    x_new: ArrayLike,
+    *,
+    lipschitz: float | None = None,
+    p: float = 2.0,
+) -> KirszbraunPoint:
     """Extend L-Lipschitz data ``x_i -> y_i`` to one more point: a common point of balls.
 
     A value y at x keeps the Lipschitz constant L iff ``|y - y_i|_2 <= L |x - x_i|_p`` for
@@ -856,9 +952,13 @@ def kirszbraun_point(x_known: ArrayLike, y_known: ArrayLike, x_new: ArrayLike, *
     ys = ys[:, None] if ys.ndim == 1 else ys
     x = as_host_float_array(x_new, name="x_new", ndim=1)
     if ys.shape[0] != xs.shape[0]:
-        raise ValueError(f"y_known must have one row per point of x_known ({xs.shape[0]}), got {ys.shape[0]}")
+        raise ValueError(
+            f"y_known must have one row per point of x_known ({xs.shape[0]}), got {ys.shape[0]}"
+        )
     if x.size != xs.shape[1]:
-        raise ValueError(f"x_new must have the {xs.shape[1]} entries of a point of x_known, got {x.size}")
+        raise ValueError(
+            f"x_new must have the {xs.shape[1]} entries of a point of x_known, got {x.size}"
+        )
     p = _check_p(p)
     if lipschitz is None:
         L = lipschitz_constant(xs, ys, p=p) if xs.shape[0] > 1 else 1.0
@@ -870,8 +970,10 @@ def kirszbraun_point(x_known: ArrayLike, y_known: ArrayLike, x_new: ArrayLike, *
     # coordinates in the affine span of the y_i
     base = ys[0]
     basis = np.linalg.svd(ys - base, full_matrices=False)[2]
-    basis = basis[np.linalg.svd(ys - base, compute_uv=False) > 1e-12 * max(1.0, np.abs(ys).max())]
-    coords = (ys - base) @ basis.T                        # (k, q)
+    basis = basis[
+        np.linalg.svd(ys - base, compute_uv=False) > 1e-12 * max(1.0, np.abs(ys).max())
+    ]
+    coords = (ys - base) @ basis.T  # (k, q)
     scale = r.max()
 
     def ratios2(c):
@@ -879,14 +981,25 @@ def kirszbraun_point(x_known: ArrayLike, y_known: ArrayLike, x_new: ArrayLike, *
 
     start = coords[int(np.argmin(r))] if coords.shape[1] else np.zeros(0)
     z0 = np.concatenate([start, [ratios2(start).max() * 1.01 + 1e-12]])
-    cons = {"type": "ineq",
-            "fun": lambda z: (z[-1] - ratios2(z[:-1])) * scale**2,
-            "jac": lambda z: np.concatenate(
-                [-2 * (z[None, :-1] - coords) / r[:, None] ** 2, np.ones((r.size, 1))], axis=1
-            ) * scale**2}
-    res = scipy.optimize.minimize(lambda z: z[-1], z0, jac=lambda z: np.eye(z.size)[-1],
-                                  constraints=[cons], method="SLSQP",
-                                  options={"maxiter": 500, "ftol": 1e-15})
+    cons = {
+        "type": "ineq",
+        "fun": lambda z: (z[-1] - ratios2(z[:-1])) * scale**2,
+        "jac": lambda z: (
+            np.concatenate(
+                [-2 * (z[None, :-1] - coords) / r[:, None] ** 2, np.ones((r.size, 1))],
+                axis=1,
+            )
+            * scale**2
+        ),
+    }
+    res = scipy.optimize.minimize(
+        lambda z: z[-1],
+        z0,
+        jac=lambda z: np.eye(z.size)[-1],
+        constraints=[cons],
+        method="SLSQP",
+        options={"maxiter": 500, "ftol": 1e-15},
+    )
     c = res.x[:-1]
     value = base + c @ basis if basis.size else base.copy()
     return KirszbraunPoint(value, float(np.sqrt(ratios2(c).max())))

@@ -73,10 +73,16 @@ def _to_fraction_matrix(values: Any, *, name: str, ndim: int) -> list:
         arr = values
         for v in arr.ravel():
             if isinstance(v, bool) or not isinstance(v, (int, Fraction, np.integer)):
-                raise TypeError(f"an object array {name} must hold ints or Fractions, got {type(v).__name__}")
+                raise TypeError(
+                    f"an object array {name} must hold ints or Fractions, got {type(v).__name__}"
+                )
     else:
         arr = np.asarray(as_float_array(values, name=name, ndim=ndim), dtype=np.float64)
-        arr = np.vectorize(lambda v: Fraction(float(v)), otypes=[object])(arr) if arr.size else arr.astype(object)
+        arr = (
+            np.vectorize(lambda v: Fraction(float(v)), otypes=[object])(arr)
+            if arr.size
+            else arr.astype(object)
+        )
     if arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
     return arr.tolist()
@@ -86,7 +92,9 @@ def _arrangement(normals: Any, offsets: Any) -> tuple[list, list]:
     w = _to_fraction_matrix(normals, name="normals", ndim=2)
     c = _to_fraction_matrix(offsets, name="offsets", ndim=1)
     if len(w) != len(c):
-        raise ValueError(f"normals and offsets must have the same length, got {len(w)} and {len(c)}")
+        raise ValueError(
+            f"normals and offsets must have the same length, got {len(w)} and {len(c)}"
+        )
     return w, c
 
 
@@ -118,7 +126,7 @@ def _reduce(row: list, basis: list, pivots: list) -> list:
 
 def _row_basis(rows: list[list[Fraction]]) -> list[int]:
     """Indices of a maximal linearly independent subset of rows (exact)."""
-    basis: list[list[Fraction]] = []   # reduced rows
+    basis: list[list[Fraction]] = []  # reduced rows
     chosen: list[int] = []
     pivots: list[int] = []
     for i, row in enumerate(rows):
@@ -147,7 +155,9 @@ def _vertex_patterns(red: list, c: list, d: int) -> set:
     n = len(red)
 
     def evaluate(point):
-        return [sum(a * p for a, p in zip(row, point)) + off for row, off in zip(red, c)]
+        return [
+            sum(a * p for a, p in zip(row, point)) + off for row, off in zip(red, c)
+        ]
 
     vertices = {}
     for subset in itertools.combinations(range(n), d):
@@ -174,7 +184,11 @@ def _vertex_patterns(red: list, c: list, d: int) -> set:
                 if u is None:
                     break
                 slopes = [sum(a * ui for a, ui in zip(row, u)) for row in red]
-                limits = [abs(g[j] / slopes[j]) for j in range(n) if g[j] != 0 and slopes[j] != 0]
+                limits = [
+                    abs(g[j] / slopes[j])
+                    for j in range(n)
+                    if g[j] != 0 and slopes[j] != 0
+                ]
                 eps = min(limits) / 2 if limits else Fraction(1)
                 values = [gj + eps * sj for gj, sj in zip(g, slopes)]
                 if all(val != 0 for val in values):
@@ -228,12 +242,15 @@ def count_cells(normals: Any, offsets: Any) -> int:
     else:
         red = [[sum(a * b for a, b in zip(bi, row)) for bi in basis] for row in w]
     d = len(basis)
-    if d == 1:  # parallel hyperplanes (lines in the plane, points on a line): n + 1 cells
+    # parallel hyperplanes (lines in the plane, points on a line): n + 1 cells
+    if d == 1:
         return len(red) + 1
     return len(_vertex_patterns(red, c, d))
 
 
-def characteristic_polynomial(normals: Any, offsets: Any, *, max_subsets: int = 2**20) -> tuple[int, ...]:
+def characteristic_polynomial(
+    normals: Any, offsets: Any, *, max_subsets: int = 2**20
+) -> tuple[int, ...]:
     r"""Coefficients :math:`(c_0, \dots, c_d)` of the characteristic polynomial of an arrangement.
 
     :math:`\chi(t) = \sum_k c_k t^k` by Whitney's formula: the sum over the subsets S of
@@ -265,20 +282,24 @@ def characteristic_polynomial(normals: Any, offsets: Any, *, max_subsets: int = 
     rows = [list(r) + [o] for r, o in zip(w, c) if any(x != 0 for x in r)]
     coeffs = [0] * (d + 1)
     visited = 0
-    stack = [(0, [], [], 0)]  # (next index, echelon basis of augmented rows, pivots, |S|)
+    # (next index, echelon basis of augmented rows, pivots, |S|)
+    stack = [(0, [], [], 0)]
     while stack:
         start, basis, pivots, size = stack.pop()
         visited += 1
         if visited > max_subsets:
-            raise ValueError(f"more than max_subsets = {max_subsets} intersecting subsets: the "
-                             "arrangement is too degenerate for Whitney's formula here")
+            raise ValueError(
+                f"more than max_subsets = {max_subsets} intersecting subsets: the "
+                "arrangement is too degenerate for Whitney's formula here"
+            )
         coeffs[d - len(basis)] += (-1) ** size
         for j in range(start, len(rows)):
             r = _reduce(rows[j], basis, pivots)
             nz = next((i for i in range(d) if r[i] != 0), None)
             if nz is not None:
                 stack.append((j + 1, basis + [r], pivots + [nz], size + 1))
-            elif r[d] == 0:  # hyperplane j contains the intersection: same flat, one more plane
+            # hyperplane j contains the intersection: same flat, one more plane
+            elif r[d] == 0:
                 stack.append((j + 1, basis, pivots, size + 1))
             # else: parallel to the flat and disjoint from it, an empty intersection
     return tuple(coeffs)

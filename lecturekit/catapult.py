@@ -31,8 +31,9 @@ there, so that a divergent run never produces inf/NaN (which would poison vmappe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -42,7 +43,13 @@ from jax.typing import ArrayLike
 from . import hessian as _hessian
 from . import training as _training
 from ._validation import (
-    as_float_array, as_host_float_array, check_key, check_model, check_params_pytree, check_positive_int, check_range,
+    as_float_array,
+    as_host_float_array,
+    check_key,
+    check_model,
+    check_params_pytree,
+    check_positive_int,
+    check_range,
     check_real,
 )
 from .quadratic import _quad_apply
@@ -90,7 +97,9 @@ class CatapultConstants(NamedTuple):
     y: float
 
 
-def catapult_constants(net: Any, params: Any, x: ArrayLike, y: float) -> CatapultConstants:
+def catapult_constants(
+    net: Any, params: Any, x: ArrayLike, y: float
+) -> CatapultConstants:
     """(r0, lambda0, c, y) of the one-example problem for a one-hidden-layer ReLU network.
 
     The network must be ``nets.mlp((d, m, 1), "relu", w_std=s_w, b_std=0, out_w_std=s_v,
@@ -126,10 +135,18 @@ def catapult_constants(net: Any, params: Any, x: ArrayLike, y: float) -> Catapul
     from . import nets as _nets
 
     if not isinstance(net, _nets.MLP):
-        raise TypeError(f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}")
-    if (net.depth != 1 or net.activation.name != "relu" or net.parameterization != "ntk"
-            or net.b_std != 0 or net.out_b_std != 0 or net.output_activation is not None
-            or net.output_dim != 1):
+        raise TypeError(
+            f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}"
+        )
+    if (
+        net.depth != 1
+        or net.activation.name != "relu"
+        or net.parameterization != "ntk"
+        or net.b_std != 0
+        or net.out_b_std != 0
+        or net.output_activation is not None
+        or net.output_dim != 1
+    ):
         raise ValueError(
             "net must be a one-hidden-layer ReLU network in the NTK parameterization with "
             "b_std = out_b_std = 0, no output activation and one output (the one-point recursion's model)"
@@ -142,13 +159,18 @@ def catapult_constants(net: Any, params: Any, x: ArrayLike, y: float) -> Catapul
         raise ValueError(f"x must have shape ({d},) for this network, got {x.shape}")
     # NumPy on the host: a few reductions, and no XLA compilation for each new width m
     x = np.asarray(x, dtype=np.float64)
-    u, v = np.asarray(params[0]["W"], dtype=np.float64), np.asarray(params[1]["W"], dtype=np.float64)[:, 0]
+    u, v = (
+        np.asarray(params[0]["W"], dtype=np.float64),
+        np.asarray(params[1]["W"], dtype=np.float64)[:, 0],
+    )
     kappa = net.w_std * net.out_w_std / np.sqrt(m * d)
     a = x @ u
-    s = (a > 0).astype(np.float64)  # relu'(0) = 0, the convention of lecturekit and of jax
+    # relu'(0) = 0, the convention of lecturekit and of jax
+    s = (a > 0).astype(np.float64)
     xx = x @ x
     lam0 = kappa**2 * np.sum(s * (v**2 * xx + a**2))
-    z0 = kappa * np.sum(v * np.maximum(a, 0.0))  # = net.apply(params, x[None])[0] (biases have multiplier 0)
+    # = net.apply(params, x[None])[0] (biases have multiplier 0)
+    z0 = kappa * np.sum(v * np.maximum(a, 0.0))
     return CatapultConstants(float(z0 - y), float(lam0), float(kappa**2 * xx), float(y))
 
 
@@ -172,7 +194,12 @@ def _recursion(r0, lam0, c, y, lr, steps):
 
 
 def catapult_recursion(
-    r0: ArrayLike, lam0: ArrayLike, c: ArrayLike, y: ArrayLike, lr: ArrayLike, steps: int
+    r0: ArrayLike,
+    lam0: ArrayLike,
+    c: ArrayLike,
+    y: ArrayLike,
+    lr: ArrayLike,
+    steps: int,
 ) -> tuple[jax.Array, jax.Array]:
     """Iterate the one-example recursion for ``steps`` steps at learning rate ``lr`` (eta).
 
@@ -209,7 +236,9 @@ def _check_catapult_scalars(**scalars) -> None:
     for name, value in scalars.items():
         a = as_float_array(value, name=name)
         if a.ndim != 0:
-            raise ValueError(f"{name} must be a scalar (vmap the function for sweeps), got shape {tuple(a.shape)}")
+            raise ValueError(
+                f"{name} must be a scalar (vmap the function for sweeps), got shape {tuple(a.shape)}"
+            )
         if name in ("lam0", "c"):
             check_range(a, name=name, lo=0.0)
         elif name == "lr":
@@ -217,7 +246,12 @@ def _check_catapult_scalars(**scalars) -> None:
 
 
 def catapult_sweep(
-    r0: ArrayLike, lam0: ArrayLike, c: ArrayLike, y: ArrayLike, lrs: ArrayLike, steps: int
+    r0: ArrayLike,
+    lam0: ArrayLike,
+    c: ArrayLike,
+    y: ArrayLike,
+    lrs: ArrayLike,
+    steps: int,
 ) -> tuple[jax.Array, jax.Array]:
     """:func:`catapult_recursion` for every learning rate in ``lrs`` at once (``vmap``).
 
@@ -245,7 +279,9 @@ def catapult_sweep(
     return jax.vmap(lambda lr: _recursion(*scalars, lr, steps))(lrs)
 
 
-def classify_regime(losses: ArrayLike, lams: ArrayLike | None = None, *, tol: float = 1e-8) -> str:
+def classify_regime(
+    losses: ArrayLike, lams: ArrayLike | None = None, *, tol: float = 1e-8
+) -> str:
     """The regime of a gradient-descent run from its losses L_0..L_T (and kernels).
 
     * ``"divergent"``: the last loss is not finite or exceeds 1e100 (or, without ``lams``,
@@ -272,12 +308,16 @@ def classify_regime(losses: ArrayLike, lams: ArrayLike | None = None, *, tol: fl
     """
     loss = as_host_float_array(losses, name="losses", ndim=1, finite=False)
     if loss.size < 2:
-        raise ValueError(f"losses must be a 1-D trajectory with at least 2 entries, got shape {loss.shape}")
+        raise ValueError(
+            f"losses must be a 1-D trajectory with at least 2 entries, got shape {loss.shape}"
+        )
     tol = check_real(tol, name="tol", positive=True)
     if lams is not None:
         lam = as_host_float_array(lams, name="lams", ndim=1, finite=False)
         if lam.shape != loss.shape:
-            raise ValueError(f"lams must have the shape of losses {loss.shape}, got {lam.shape}")
+            raise ValueError(
+                f"lams must have the shape of losses {loss.shape}, got {lam.shape}"
+            )
     first, last = loss[0], loss[-1]
     if not np.isfinite(last) or last > DIVERGED:
         return "divergent"
@@ -304,7 +344,9 @@ def catapult_peak(losses: ArrayLike) -> tuple[float, int]:
         >>> catapult.catapult_peak([1.0, 4.0, 9.0, 0.5])
         (9.0, 2)
     """
-    loss = as_host_float_array(losses, name="losses", ndim=1, finite=False, nonempty=True)
+    loss = as_host_float_array(
+        losses, name="losses", ndim=1, finite=False, nonempty=True
+    )
     t = int(np.argmax(loss))
     return float(loss[t]), t
 
@@ -351,8 +393,15 @@ def _kernel_run(f, quadratic, params0, x, y, lr, steps):
         g = jax.grad(lambda q: model(q, x[:1])[0])(p)
         return sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(g))
 
-    return _training.descend(_training.mse_loss(model, x, y), params0, lr=lr, steps=steps, every=1,
-                             observe=first_kernel, stop_above=DIVERGED)
+    return _training.descend(
+        _training.mse_loss(model, x, y),
+        params0,
+        lr=lr,
+        steps=steps,
+        every=1,
+        observe=first_kernel,
+        stop_above=DIVERGED,
+    )
 
 
 _kernel_run_one = jax.jit(_kernel_run, static_argnames=("f", "quadratic", "steps"))
@@ -369,12 +418,21 @@ def _check_gd_args(f, params0, x, y, steps):
     x = as_float_array(x, name="x", ndim=2)
     y = as_float_array(y, name="y", ndim=1)
     if y.shape != (x.shape[0],):
-        raise ValueError(f"y must have shape ({x.shape[0]},) for x of shape {tuple(x.shape)}, got {y.shape}")
+        raise ValueError(
+            f"y must have shape ({x.shape[0]},) for x of shape {tuple(x.shape)}, got {y.shape}"
+        )
     return x, y, check_positive_int(steps, name="steps")
 
 
 def gd_one_point(
-    f: Model, params0: Any, x: ArrayLike, y: ArrayLike, lr: float, steps: int, *, quadratic: bool = False
+    f: Model,
+    params0: Any,
+    x: ArrayLike,
+    y: ArrayLike,
+    lr: float,
+    steps: int,
+    *,
+    quadratic: bool = False,
 ) -> _training.Trajectory:
     """Gradient descent on the square loss, recording the tangent kernel of the first example.
 
@@ -418,7 +476,14 @@ def gd_one_point(
 
 
 def gd_sweep(
-    f: Model, params0: Any, x: ArrayLike, y: ArrayLike, lrs: ArrayLike, steps: int, *, quadratic: bool = False
+    f: Model,
+    params0: Any,
+    x: ArrayLike,
+    y: ArrayLike,
+    lrs: ArrayLike,
+    steps: int,
+    *,
+    quadratic: bool = False,
 ) -> _training.Trajectory:
     """:func:`gd_one_point` for every learning rate in ``lrs`` at once (``vmap`` over lr).
 
@@ -502,5 +567,11 @@ def gd_with_sharpness(
 @partial(jax.jit, static_argnames=("f", "steps", "every", "lanczos_steps"))
 def _sharpness_run(f, params0, x, y, lr, steps, every, key, lanczos_steps):
     loss = _training.mse_loss(f, x, y)
-    return _training.descend(loss, params0, lr=lr, steps=steps, every=every,
-                             observe=lambda p: _hessian._top_eigenvalue(loss, p, key, lanczos_steps))
+    return _training.descend(
+        loss,
+        params0,
+        lr=lr,
+        steps=steps,
+        every=every,
+        observe=lambda p: _hessian._top_eigenvalue(loss, p, key, lanczos_steps),
+    )

@@ -101,7 +101,9 @@ def simplex_etf(num_classes: int) -> np.ndarray:
     return (c * np.eye(c) - np.ones((c, c))) / (c - 1)
 
 
-def collapse_metrics(features: Any, labels: Any, weight: Any, bias: Any) -> CollapseMetrics:
+def collapse_metrics(
+    features: Any, labels: Any, weight: Any, bias: Any
+) -> CollapseMetrics:
     """NC1-NC4 of last-layer features and a linear classifier (module docstring).
 
     Args:
@@ -127,15 +129,19 @@ def collapse_metrics(features: Any, labels: Any, weight: Any, bias: Any) -> Coll
     w = as_host_float_array(weight, name="weight", ndim=2)
     b = as_host_float_array(bias, name="bias", ndim=1)
     if w.shape != (h.shape[1], c) or b.shape != (c,):
-        raise ValueError(f"weight must have shape {(h.shape[1], c)} and bias {(c,)}, got {w.shape} and {b.shape}")
+        raise ValueError(
+            f"weight must have shape {(h.shape[1], c)} and bias {(c,)}, got {w.shape} and {b.shape}"
+        )
     mu = np.stack([h[y == k].mean(axis=0) for k in range(c)])
     m = mu - mu.mean(axis=0)
     sigma_w = (h - mu[y]).T @ (h - mu[y]) / h.shape[0]
     sigma_b = m.T @ m / c
     vals, vecs = np.linalg.eigh(sigma_b)
-    top_vals, top_vecs = vals[-(c - 1):], vecs[:, -(c - 1):]
+    top_vals, top_vecs = vals[-(c - 1) :], vecs[:, -(c - 1) :]
     if top_vals[0] <= 1e-12 * max(top_vals[-1], 1e-300):
-        raise ValueError("the class means span fewer than C - 1 directions: NC1 is undefined")
+        raise ValueError(
+            "the class means span fewer than C - 1 directions: NC1 is undefined"
+        )
     pinv = (top_vecs / top_vals) @ top_vecs.T
     nc1 = float(np.trace(sigma_w @ pinv) / c)
     norms = np.linalg.norm(m, axis=1)
@@ -144,5 +150,11 @@ def collapse_metrics(features: Any, labels: Any, weight: Any, bias: Any) -> Coll
     nc3 = float(np.linalg.norm(w.T / np.linalg.norm(w) - m / np.linalg.norm(m)))
     decision = np.argmax(h @ w + b, axis=1)
     nearest = np.argmin(((h[:, None, :] - mu[None]) ** 2).sum(-1), axis=1)
-    return CollapseMetrics(nc1, float(off.mean()), float(off.std()), float(norms.std() / norms.mean()), nc3,
-                           float(np.mean(decision != nearest)))
+    return CollapseMetrics(
+        nc1,
+        float(off.mean()),
+        float(off.std()),
+        float(norms.std() / norms.mean()),
+        nc3,
+        float(np.mean(decision != nearest)),
+    )

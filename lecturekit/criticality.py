@@ -54,16 +54,33 @@ from . import gaussian as _gaussian
 from . import kernels as _kernels
 from . import sampling as _sampling
 from ._validation import (
-    as_float_array, check_broadcastable, check_key, check_positive_int, check_real, concrete, float_dtype,
+    as_float_array,
+    check_broadcastable,
+    check_key,
+    check_positive_int,
+    check_real,
+    concrete,
+    float_dtype,
     warn_if_below_precision,
 )
 from .gaussian import check_covariance as _check_covariance
 from .gaussian import check_variance as _check_variance
 
 __all__ = [
-    "variance_map", "variance_trajectory", "fixed_point", "chi_parallel", "chi_perp", "covariance_map",
-    "correlation_map", "correlation_slope", "kernel_trajectory", "critical_weight_variance",
-    "layer_mean_squares", "sample_network_kernels", "relu_layer_factor_moments", "relu_output_excess_kurtosis",
+    "variance_map",
+    "variance_trajectory",
+    "fixed_point",
+    "chi_parallel",
+    "chi_perp",
+    "covariance_map",
+    "correlation_map",
+    "correlation_slope",
+    "kernel_trajectory",
+    "critical_weight_variance",
+    "layer_mean_squares",
+    "sample_network_kernels",
+    "relu_layer_factor_moments",
+    "relu_output_excess_kurtosis",
     "relu_output_mixture",
 ]
 
@@ -72,7 +89,8 @@ PAIR_NODES = 48
 
 
 _ZERO = 0.0  # the default b_std
-_SQRT2 = 2**0.5  # the default w_std of sample_network_kernels (its square is taken as 2 exactly)
+# the default w_std of sample_network_kernels (its square is taken as 2 exactly)
+_SQRT2 = 2**0.5
 
 
 def _weight_variances(w_std, b_std, *, arrays: bool = False):
@@ -80,13 +98,16 @@ def _weight_variances(w_std, b_std, *, arrays: bool = False):
 
     def one(std, name):
         if std is None:
-            raise TypeError(f"{name} is required (the std sigma of the {name[0]} entries)")
+            raise TypeError(
+                f"{name} is required (the std sigma of the {name[0]} entries)"
+            )
         if std is _SQRT2:
             return 2.0
         if not arrays:
             return check_real(std, name=name, nonnegative=True) ** 2
         value = _check_variance(std, name)
-        values = concrete(value)  # square concrete values in NumPy: nothing compiles before all checks
+        # square concrete values in NumPy: nothing compiles before all checks
+        values = concrete(value)
         return value**2 if values is None else np.square(values)
 
     return one(w_std, "w_std"), one(b_std, "b_std")
@@ -130,7 +151,9 @@ def variance_map(
         >>> print(round(float(v), 12))
         2.0
     """
-    dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
+    dual = _gaussian.dual_fn(
+        activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
+    )
     c_w, c_b = _weight_variances(w_std, b_std)
     return _variance_map(_check_variance(variance, "variance"), dual, c_w, c_b)
 
@@ -168,7 +191,9 @@ def variance_trajectory(
         (4, 2) [ 1. 64.]
     """
     depth = check_positive_int(depth, name="depth", minimum=0)
-    dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
+    dual = _gaussian.dual_fn(
+        activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
+    )
     k0 = _check_variance(k0, "k0")
     cw, cb = _weight_variances(w_std, b_std, arrays=True)
     check_broadcastable(k0=k0, w_std=cw, b_std=cb)
@@ -221,7 +246,9 @@ def fixed_point(
         0.624984
     """
     iterations = check_positive_int(iterations, name="iterations", minimum=1)
-    return variance_trajectory(k0, iterations, activation, w_std=w_std, b_std=b_std, nodes=nodes)[-1]
+    return variance_trajectory(
+        k0, iterations, activation, w_std=w_std, b_std=b_std, nodes=nodes
+    )[-1]
 
 
 # --------------------------------------------------------------------------------------
@@ -230,7 +257,9 @@ def fixed_point(
 
 @partial(jax.jit, static_argnums=(1, 3))
 def _chi_parallel(k, act, c_w, nodes):
-    return c_w * _gaussian._expect(lambda z: act.grad(z) ** 2 + act.fn(z) * act.hess(z), k, nodes)
+    return c_w * _gaussian._expect(
+        lambda z: act.grad(z) ** 2 + act.fn(z) * act.hess(z), k, nodes
+    )
 
 
 @partial(jax.jit, static_argnums=(1,))
@@ -239,7 +268,11 @@ def _chi_perp(k, dual, c_w):
 
 
 def chi_parallel(
-    variance: ArrayLike, activation: str = "tanh", *, w_std: ArrayLike | None = None, nodes: int = DEFAULT_NODES,
+    variance: ArrayLike,
+    activation: str = "tanh",
+    *,
+    w_std: ArrayLike | None = None,
+    nodes: int = DEFAULT_NODES,
 ) -> jax.Array:
     """chi_par(K) = (C_W/2) E_K[(phi^2)''] = C_W E_K[phi'^2 + phi phi''] = dV/dK, C_W = w_std^2.
 
@@ -268,7 +301,11 @@ def chi_parallel(
 
 
 def chi_perp(
-    variance: ArrayLike, activation: str = "tanh", *, w_std: ArrayLike | None = None, nodes: int = DEFAULT_NODES,
+    variance: ArrayLike,
+    activation: str = "tanh",
+    *,
+    w_std: ArrayLike | None = None,
+    nodes: int = DEFAULT_NODES,
 ) -> jax.Array:
     """chi_perp(K) = w_std^2 E_K[phi'(z)^2], z ~ N(0, K): the slope of the correlation map at rho = 1.
 
@@ -286,7 +323,9 @@ def chi_perp(
         >>> print(round(float(criticality.chi_perp(0.0, "tanh", w_std=1.0)), 12))
         1.0
     """
-    dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
+    dual = _gaussian.dual_fn(
+        activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
+    )
     c_w = _weight_variances(w_std, _ZERO, arrays=True)[0]
     return _chi_perp(_check_variance(variance, "variance"), dual, c_w)
 
@@ -296,7 +335,11 @@ def chi_perp(
 
 
 def _check_pair(k11, k12, k22):
-    a, c, b = (_check_variance(k11, "k11"), as_float_array(k12, name="k12"), _check_variance(k22, "k22"))
+    a, c, b = (
+        _check_variance(k11, "k11"),
+        as_float_array(k12, name="k12"),
+        _check_variance(k22, "k22"),
+    )
     _check_covariance(a, c, b)
     return jnp.broadcast_arrays(a, c, b)
 
@@ -335,7 +378,9 @@ def covariance_map(
         >>> print([round(float(v), 6) for v in k])
         [1.0, 0.31831, 1.0]
     """
-    dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
+    dual = _gaussian.dual_fn(
+        activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
+    )
     c_w, c_b = _weight_variances(w_std, b_std)
     return _cov_step(*_check_pair(k11, k12, k22), dual, c_w, c_b)
 
@@ -379,7 +424,9 @@ def correlation_map(
         >>> print(round(float(k12), 6))
         0.31831
     """
-    dual, r, k, c_w, c_b = _check_correlation_args(rho, variance, activation, w_std, b_std, nodes)
+    dual, r, k, c_w, c_b = _check_correlation_args(
+        rho, variance, activation, w_std, b_std, nodes
+    )
     k11, k12, _ = _cov_step(k, r * k, k, dual, c_w, c_b)
     return k12 / k11
 
@@ -420,7 +467,9 @@ def kernel_trajectory(
         (4,) [0.5 0.5 0.5 0.5]
     """
     depth = check_positive_int(depth, name="depth", minimum=0)
-    dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
+    dual = _gaussian.dual_fn(
+        activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
+    )
     c_w, c_b = _weight_variances(w_std, b_std)
     return _kernel_scan(*_check_pair(k11, k12, k22), dual, c_w, c_b, depth)
 
@@ -432,7 +481,7 @@ def _kernel_scan(a, c, b, dual, c_w, c_b, depth):
         return nxt, nxt
 
     _, (k11, k12, k22) = jax.lax.scan(step, (a, c, b), None, length=depth)
-    cat = lambda x0, xs: jnp.concatenate([x0[None], xs], axis=0)  # noqa: E731
+    cat = lambda x0, xs: jnp.concatenate([x0[None], xs], axis=0)
     return cat(a, k11), cat(c, k12), cat(b, k22)
 
 
@@ -481,8 +530,14 @@ def critical_weight_variance(
     if b_std is None:
         raise TypeError("b_std is required (the std sigma of the b entries)")
     c_b = check_real(b_std, name="b_std", nonnegative=True) ** 2
-    if isinstance(bracket, (str, bytes)) or not hasattr(bracket, "__len__") or len(bracket) != 2:
-        raise TypeError(f"bracket must be a pair (lo, hi) of weight variances, got {bracket!r}")
+    if (
+        isinstance(bracket, (str, bytes))
+        or not hasattr(bracket, "__len__")
+        or len(bracket) != 2
+    ):
+        raise TypeError(
+            f"bracket must be a pair (lo, hi) of weight variances, got {bracket!r}"
+        )
     lo, hi = (check_real(v, name="bracket", positive=True) for v in bracket)
     if not lo < hi:
         raise ValueError(f"bracket must satisfy lo < hi, got {bracket}")
@@ -540,7 +595,9 @@ def correlation_slope(
         >>> print(round(float(slope), 12))
         1.0
     """
-    dual, r, k, c_w, c_b = _check_correlation_args(rho, variance, activation, w_std, b_std, nodes)
+    dual, r, k, c_w, c_b = _check_correlation_args(
+        rho, variance, activation, w_std, b_std, nodes
+    )
     return _correlation_slope(r, k, dual, c_w, c_b)
 
 
@@ -610,7 +667,9 @@ def layer_mean_squares(
 
 @partial(jax.jit, static_argnums=(3, 4, 5, 6, 7))
 def _layer_mean_squares(key, v_first, v_hidden, n0, width, depth, count, act):
-    draws = _sampling.standard_normal(key, (count, width * n0 + (depth - 1) * width**2), jnp.float64)
+    draws = _sampling.standard_normal(
+        key, (count, width * n0 + (depth - 1) * width**2), jnp.float64
+    )
     return _layer_mean_squares_from(draws, v_first, v_hidden, n0, width, depth, act)
 
 
@@ -619,7 +678,7 @@ def _layer_mean_squares_from(draws, v_first, v_hidden, n0, width, depth, act):
     W^(1) (width x n0, row-major) first, then W^(2), ..., W^(depth) (width x width)."""
     count = draws.shape[0]
     w_first = draws[:, : width * n0].reshape(count, width, n0)
-    w_hidden = draws[:, width * n0:].reshape(count, depth - 1, width, width)
+    w_hidden = draws[:, width * n0 :].reshape(count, depth - 1, width, width)
 
     def hidden_layer(zl, w):  # the hidden layers share one shape: lax.scan compiles one
         z_next = w @ act.fn(zl) * jnp.sqrt(v_hidden / width)
@@ -693,19 +752,24 @@ def sample_network_kernels(
     check_key(key)
     x = as_float_array(x, name="x", ndim=2, nonempty=True)
     width = check_positive_int(width, name="width")
-    max_width = width if max_width is None else check_positive_int(max_width, name="max_width")
+    max_width = (
+        width if max_width is None else check_positive_int(max_width, name="max_width")
+    )
     if width > max_width:
         raise ValueError(f"width must be <= max_width = {max_width}, got {width}")
     depth = check_positive_int(depth, name="depth")
     count = check_positive_int(count, name="count")
     c_w, c_b = _weight_variances(w_std, b_std)
     act = _act.get(activation)
-    return _sample_network_kernels(key, x, width, c_w, c_b, depth, count, max_width, act)
+    return _sample_network_kernels(
+        key, x, width, c_w, c_b, depth, count, max_width, act
+    )
 
 
 @partial(jax.jit, static_argnums=(5, 6, 7, 8))
 def _sample_network_kernels(key, x, width, c_w, c_b, depth, count, max_width, act):
-    use = (jnp.arange(max_width) < width) / width  # weight 1/n on the first n neurons, 0 after
+    # weight 1/n on the first n neurons, 0 after
+    use = (jnp.arange(max_width) < width) / width
 
     def layer(k_hat, g):  # given the previous layer the neurons are i.i.d. N(0, k_hat)
         zl = _sqrt_psd(k_hat) @ g  # (k, max_width): columns are neurons
@@ -716,7 +780,9 @@ def _sample_network_kernels(key, x, width, c_w, c_b, depth, count, max_width, ac
         k1 = c_b + c_w * x @ x.T / x.shape[1]
         return jax.lax.scan(layer, k1, g_net)[1]
 
-    g = _sampling.standard_normal(key, (count, depth, x.shape[0], max_width), jnp.float32)
+    g = _sampling.standard_normal(
+        key, (count, depth, x.shape[0], max_width), jnp.float32
+    )
     return jax.vmap(one_network)(g)
 
 
@@ -748,8 +814,12 @@ def relu_layer_factor_moments(width: int, orders: int = 4) -> np.ndarray:
     orders = check_positive_int(orders, name="orders")
     b = np.arange(n + 1, dtype=float)
     p_b = scipy.stats.binom.pmf(b, n, 0.5)
-    rising = [np.prod([b + 2 * j for j in range(k)], axis=0) for k in range(1, orders + 1)]
-    return np.array([(2.0 / n) ** k * np.sum(p_b * r) for k, r in zip(range(1, orders + 1), rising)])
+    rising = [
+        np.prod([b + 2 * j for j in range(k)], axis=0) for k in range(1, orders + 1)
+    ]
+    return np.array(
+        [(2.0 / n) ** k * np.sum(p_b * r) for k, r in zip(range(1, orders + 1), rising)]
+    )
 
 
 def relu_output_excess_kurtosis(width: ArrayLike, depth: int) -> np.ndarray:
@@ -810,10 +880,14 @@ def relu_output_mixture(
     depth = check_positive_int(depth, name="depth")
     count = check_positive_int(count, name="count")
     k1 = check_real(k1, name="k1", positive=True)
-    u = np.asarray(jax.random.uniform(key, ((2 * depth + 1) * count,), dtype=jnp.float64))
+    u = np.asarray(
+        jax.random.uniform(key, ((2 * depth + 1) * count,), dtype=jnp.float64)
+    )
     u = u.reshape(2 * depth + 1, count)
     active = scipy.stats.binom.ppf(u[:depth], n, 0.5)
-    chi2 = np.where(active > 0, scipy.stats.chi2.ppf(u[depth:-1], np.maximum(active, 1)), 0.0)
+    chi2 = np.where(
+        active > 0, scipy.stats.chi2.ppf(u[depth:-1], np.maximum(active, 1)), 0.0
+    )
     k_out = k1 * np.prod(2.0 * chi2 / n, axis=0)
     return np.sqrt(k_out) * scipy.stats.norm.ppf(u[-1]), k_out
 
@@ -821,7 +895,9 @@ def relu_output_mixture(
 def _check_correlation_args(rho, variance, activation, w_std, b_std, nodes):
     """Validated (dual, rho, variance broadcast together, C_W, C_B) of the correlation map and
     its slope; rho is clipped to [-1, 1] after the range check."""
-    dual = _gaussian.dual_fn(activation, nodes=check_positive_int(nodes, name="nodes", minimum=2))
+    dual = _gaussian.dual_fn(
+        activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
+    )
     c_w, c_b = _weight_variances(w_std, b_std)
     r = as_float_array(rho, name="rho")
     r_np = concrete(r)

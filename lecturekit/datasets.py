@@ -16,7 +16,9 @@ from ._validation import check_key, check_positive_int, check_real
 __all__ = ["synthetic_classes"]
 
 
-def synthetic_classes(key: jax.Array, n: int, d: int, classes: int, *, noise: float = 0.5) -> tuple[jax.Array, jax.Array]:
+def synthetic_classes(
+    key: jax.Array, n: int, d: int, classes: int, *, noise: float = 0.5
+) -> tuple[jax.Array, jax.Array]:
     """n points in R^d from ``classes`` Gaussian clusters, on the sphere of radius sqrt(d).
 
     Labels are balanced (i mod classes); x = normalize(mu_y + noise * xi) * sqrt(d) with

@@ -31,7 +31,8 @@ Conventions and results (derived in Chapter 10, checked there and in the tests):
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -44,12 +45,28 @@ from jax.typing import ArrayLike
 
 from . import random_matrices as _rm
 from . import sampling as _sampling
-from ._validation import (as_host_float_array, check_choice, check_key, check_positive_int,
-                          check_real)
+from ._validation import (
+    as_host_float_array,
+    check_choice,
+    check_key,
+    check_positive_int,
+    check_real,
+)
 
-__all__ = ["LogDensity", "log_norm_density", "Interpolation", "interpolation",
-           "NormPosterior", "norm_posterior", "predictive", "effective_depth",
-           "PosteriorSample", "sample_posterior", "log_evidence", "optimal_prior_scale"]
+__all__ = [
+    "LogDensity",
+    "log_norm_density",
+    "Interpolation",
+    "interpolation",
+    "NormPosterior",
+    "norm_posterior",
+    "predictive",
+    "effective_depth",
+    "PosteriorSample",
+    "sample_posterior",
+    "log_evidence",
+    "optimal_prior_scale",
+]
 
 
 class LogDensity(NamedTuple):
@@ -158,9 +175,13 @@ def interpolation(x_data: ArrayLike, y: ArrayLike) -> Interpolation:
     yv = as_host_float_array(y, name="y", ndim=1)
     p, n0 = x.shape
     if p >= n0:
-        raise ValueError(f"x_data must have fewer rows than columns (P < n0), got {x.shape}")
+        raise ValueError(
+            f"x_data must have fewer rows than columns (P < n0), got {x.shape}"
+        )
     if yv.shape[0] != p:
-        raise ValueError(f"y must have length {p} (the rows of x_data), got {yv.shape[0]}")
+        raise ValueError(
+            f"y must have length {p} (the rows of x_data), got {yv.shape[0]}"
+        )
     u, sv, vt = np.linalg.svd(x, full_matrices=False)
     if sv.min() <= 1e-10 * sv.max():
         raise ValueError("x_data must have full row rank")
@@ -190,7 +211,9 @@ class NormPosterior(NamedTuple):
     geometry: Interpolation
 
 
-def _radial(logs: LogDensity, a: float, n0: int, k: int, s2: float) -> tuple[np.ndarray, np.ndarray]:
+def _radial(
+    logs: LogDensity, a: float, n0: int, k: int, s2: float
+) -> tuple[np.ndarray, np.ndarray]:
     # p(ell) for ell = log r^2 from p(r) ∝ p_S(a + r^2) (a + r^2)^{(2 - n0)/2} r^{k - 1}
     step = min(logs.grid[1] - logs.grid[0], 0.05 * np.sqrt(2.0 / k))
     centre = np.log(k * s2 / n0)
@@ -198,14 +221,17 @@ def _radial(logs: LogDensity, a: float, n0: int, k: int, s2: float) -> tuple[np.
     s = a + np.exp(ell)
     t = np.log(s / s2)
     inside = (t >= logs.grid[0]) & (t <= logs.grid[-1])
-    ps = np.where(inside, scipy.interpolate.CubicSpline(logs.grid, logs.density)(t), 0.0)
+    ps = np.where(
+        inside, scipy.interpolate.CubicSpline(logs.grid, logs.density)(t), 0.0
+    )
     with np.errstate(divide="ignore"):
         log_p = np.log(np.clip(ps, 0.0, None)) - 0.5 * n0 * np.log(s) + 0.5 * k * ell
     return ell, np.exp(log_p - log_p.max())
 
 
-def _mixture(hidden: tuple[int, ...], a: float, P: int, n0: int, k: int,
-             s2: float) -> tuple[np.ndarray, np.ndarray]:
+def _mixture(
+    hidden: tuple[int, ...], a: float, P: int, n0: int, k: int, s2: float
+) -> tuple[np.ndarray, np.ndarray]:
     # p(ell) = int p(t | data) p(ell | t) dt, t = log H, ell - t - log(s2/n0) = log chi2_k
     h_chi = 0.05 * np.sqrt(2.0 / k)
     if hidden:
@@ -219,16 +245,29 @@ def _mixture(hidden: tuple[int, ...], a: float, P: int, n0: int, k: int,
         w = np.exp(np.interp(t, d.grid, log_w - log_w.max()))
     else:
         step, t, w = h_chi, np.zeros(1), np.ones(1)
-    y = step * np.arange(np.floor((np.log(k) - 8.0 * np.sqrt(2.0 / k) - 40.0 / k) / step),
-                         np.ceil((np.log(k) + 10.0 * np.sqrt(2.0 / k) + 10.0 / k) / step) + 1)
-    log_chi = 0.5 * k * y - 0.5 * np.exp(y) - 0.5 * k * np.log(2.0) - scipy.special.gammaln(0.5 * k)
+    y = step * np.arange(
+        np.floor((np.log(k) - 8.0 * np.sqrt(2.0 / k) - 40.0 / k) / step),
+        np.ceil((np.log(k) + 10.0 * np.sqrt(2.0 / k) + 10.0 / k) / step) + 1,
+    )
+    log_chi = (
+        0.5 * k * y
+        - 0.5 * np.exp(y)
+        - 0.5 * k * np.log(2.0)
+        - scipy.special.gammaln(0.5 * k)
+    )
     p_ell = scipy.signal.fftconvolve(w, np.exp(log_chi))
     ell = t[0] + y[0] + np.log(s2 / n0) + step * np.arange(p_ell.size)
     return ell, np.clip(p_ell, 0.0, None)
 
 
-def norm_posterior(x_data: ArrayLike, y: ArrayLike, widths: Sequence[int], *,
-                   sigma2: float = 1.0, method: str = "mixture") -> NormPosterior:
+def norm_posterior(
+    x_data: ArrayLike,
+    y: ArrayLike,
+    widths: Sequence[int],
+    *,
+    sigma2: float = 1.0,
+    method: str = "mixture",
+) -> NormPosterior:
     """Posterior of ``r = ||theta_perp||`` given ``X theta = Y`` under the deep linear prior.
 
     Two equivalent one-dimensional computations (``a = ||theta_par||^2``, ``k = n0 - P``):
@@ -267,7 +306,9 @@ def norm_posterior(x_data: ArrayLike, y: ArrayLike, widths: Sequence[int], *,
     ws = _rm._widths(widths)
     n0, k = geo.theta_par.shape[0], geo.null_dim
     if ws[0] != n0:
-        raise ValueError(f"widths[0] must equal n0 = {n0} (the columns of x_data), got {ws[0]}")
+        raise ValueError(
+            f"widths[0] must equal n0 = {n0} (the columns of x_data), got {ws[0]}"
+        )
     s2 = check_real(sigma2, name="sigma2", positive=True)
     method = check_choice(method, ("mixture", "radial"), name="method")
     a = float(geo.theta_par @ geo.theta_par)
@@ -277,7 +318,9 @@ def norm_posterior(x_data: ArrayLike, y: ArrayLike, widths: Sequence[int], *,
         ell, p_ell = _mixture(ws[1:], a, n0 - k, n0, k, s2)
     p_ell = p_ell / np.trapezoid(p_ell, ell)
     r = np.exp(0.5 * ell)
-    return NormPosterior(r, 2.0 * p_ell / r, float(np.trapezoid(np.exp(ell) * p_ell, ell)), geo)
+    return NormPosterior(
+        r, 2.0 * p_ell / r, float(np.trapezoid(np.exp(ell) * p_ell, ell)), geo
+    )
 
 
 def predictive(posterior: NormPosterior, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -297,11 +340,15 @@ def predictive(posterior: NormPosterior, x: ArrayLike) -> tuple[np.ndarray, np.n
         (1.0, 0.166667)
     """
     if not isinstance(posterior, NormPosterior):
-        raise TypeError(f"posterior must be a NormPosterior, got {type(posterior).__name__}")
+        raise TypeError(
+            f"posterior must be a NormPosterior, got {type(posterior).__name__}"
+        )
     geo = posterior.geometry
     xs = as_host_float_array(x, name="x", ndim=(1, 2))
     if xs.shape[-1] != geo.theta_par.shape[0]:
-        raise ValueError(f"x must have {geo.theta_par.shape[0]} features, got {xs.shape[-1]}")
+        raise ValueError(
+            f"x must have {geo.theta_par.shape[0]} features, got {xs.shape[-1]}"
+        )
     perp = xs - (xs @ geo.row_basis) @ geo.row_basis.T
     return xs @ geo.theta_par, (perp**2).sum(-1) * posterior.mean_r2 / geo.null_dim
 
@@ -351,8 +398,15 @@ def _log_weight(h: np.ndarray, a: float, P: int, n0: int, s2: float) -> np.ndarr
     return -0.5 * P * np.log(h) - n0 * a / (2.0 * s2 * h)
 
 
-def sample_posterior(key: jax.Array, x_data: ArrayLike, y: ArrayLike, widths: Sequence[int],
-                     count: int, *, sigma2: float = 1.0) -> PosteriorSample:
+def sample_posterior(
+    key: jax.Array,
+    x_data: ArrayLike,
+    y: ArrayLike,
+    widths: Sequence[int],
+    count: int,
+    *,
+    sigma2: float = 1.0,
+) -> PosteriorSample:
     """Exact draws from the posterior by rejection over the hidden layers.
 
     Given the hidden layers, ``theta ~ N(0, sigma2 H I / n0)`` with
@@ -387,7 +441,9 @@ def sample_posterior(key: jax.Array, x_data: ArrayLike, y: ArrayLike, widths: Se
     ws = _rm._widths(widths)
     n0, P = geo.theta_par.shape[0], geo.row_basis.shape[1]
     if ws[0] != n0:
-        raise ValueError(f"widths[0] must equal n0 = {n0} (the columns of x_data), got {ws[0]}")
+        raise ValueError(
+            f"widths[0] must equal n0 = {n0} (the columns of x_data), got {ws[0]}"
+        )
     count = check_positive_int(count, name="count")
     s2 = check_real(sigma2, name="sigma2", positive=True)
     k_h, k_u, k_g = jax.random.split(key, 3)
@@ -398,7 +454,9 @@ def sample_posterior(key: jax.Array, x_data: ArrayLike, y: ArrayLike, widths: Se
     a = float(geo.theta_par @ geo.theta_par)
     log_w = _log_weight(h, a, P, n0, s2)
     log_w_max = float(_log_weight(np.array(n0 * a / (P * s2)), a, P, n0, s2))
-    u = scipy.special.ndtr(np.asarray(_sampling.standard_normal(k_u, (count,), jnp.float64)))
+    u = scipy.special.ndtr(
+        np.asarray(_sampling.standard_normal(k_u, (count,), jnp.float64))
+    )
     # with L = 0, H = 1 is not random: every proposal is accepted
     keep = np.log(u) < log_w - log_w_max if len(ws) > 1 else np.ones(count, dtype=bool)
     hk = h[keep]
@@ -408,8 +466,9 @@ def sample_posterior(key: jax.Array, x_data: ArrayLike, y: ArrayLike, widths: Se
     return PosteriorSample(theta, hk, count)
 
 
-def log_evidence(x_data: ArrayLike, y: ArrayLike, widths: Sequence[int], *,
-                 sigma2: float = 1.0) -> float:
+def log_evidence(
+    x_data: ArrayLike, y: ArrayLike, widths: Sequence[int], *, sigma2: float = 1.0
+) -> float:
     """The log evidence ``log p(Y | X, widths, sigma2)`` of noise-free data, exactly.
 
     ``p(Y) = E_H[N(Y; 0, sigma2 H X X^T / n0)]`` over the law of
@@ -438,7 +497,9 @@ def log_evidence(x_data: ArrayLike, y: ArrayLike, widths: Sequence[int], *,
     ws = _rm._widths(widths)
     n0, P = geo.theta_par.shape[0], geo.row_basis.shape[1]
     if ws[0] != n0:
-        raise ValueError(f"widths[0] must equal n0 = {n0} (the columns of x_data), got {ws[0]}")
+        raise ValueError(
+            f"widths[0] must equal n0 = {n0} (the columns of x_data), got {ws[0]}"
+        )
     s2 = check_real(sigma2, name="sigma2", positive=True)
     x = as_host_float_array(x_data, name="x_data", ndim=2)
     a = float(geo.theta_par @ geo.theta_par)
@@ -454,7 +515,9 @@ def log_evidence(x_data: ArrayLike, y: ArrayLike, widths: Sequence[int], *,
     return float(const + top + np.log(np.trapezoid(np.exp(log_terms - top), t)))
 
 
-def optimal_prior_scale(x_data: ArrayLike, y: ArrayLike, widths: Sequence[int]) -> float:
+def optimal_prior_scale(
+    x_data: ArrayLike, y: ArrayLike, widths: Sequence[int]
+) -> float:
     """The prior scale ``sigma2`` that maximizes :func:`log_evidence` (Bayesian model selection).
 
     For the Gaussian prior (``widths = (n0,)``) it is ``n0 ||theta_par||^2 / P``, that is
@@ -479,5 +542,8 @@ def optimal_prior_scale(x_data: ArrayLike, y: ArrayLike, widths: Sequence[int]) 
     guess = np.log(n0 * float(geo.theta_par @ geo.theta_par) / P)
     res = scipy.optimize.minimize_scalar(
         lambda ls: -log_evidence(x_data, y, widths, sigma2=float(np.exp(ls))),
-        bounds=(guess - 12.0, guess + 12.0), method="bounded", options={"xatol": 1e-7})
+        bounds=(guess - 12.0, guess + 12.0),
+        method="bounded",
+        options={"xatol": 1e-7},
+    )
     return float(np.exp(res.x))

@@ -26,7 +26,8 @@ import io
 import math
 import numbers
 import traceback
-from typing import Any, Callable, NamedTuple, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import ipywidgets
 import matplotlib.figure
@@ -100,7 +101,11 @@ def _label(name: str) -> dict:
 
 
 def _real(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+    ):
         raise TypeError(f"{what} must be a finite real number, got {value!r}")
     return float(value)
 
@@ -108,59 +113,117 @@ def _real(value: Any, what: str) -> float:
 def _in_range(name: str, default: Any, low: float, high: float) -> float:
     value = _real(default, f"the default of {name}")
     if not low <= value <= high:
-        raise ValueError(f"the default of {name} ({default}) is outside its range [{low}, {high}]")
+        raise ValueError(
+            f"the default of {name} ({default}) is outside its range [{low}, {high}]"
+        )
     return value
 
 
 def _widget(name: str, spec: Any, default: Any) -> ipywidgets.ValueWidget:
     """The ipywidgets control for one spec, at the plot function's default ``default``."""
     if isinstance(spec, Linear):
-        low, high, step = (_real(v, f"{name}: Linear {f}") for v, f in zip(spec, spec._fields))
+        low, high, step = (
+            _real(v, f"{name}: Linear {f}") for v, f in zip(spec, spec._fields)
+        )
         if not low < high:
-            raise ValueError(f"{name}: Linear needs low < high, got low={low}, high={high}")
+            raise ValueError(
+                f"{name}: Linear needs low < high, got low={low}, high={high}"
+            )
         if not 0 < step <= high - low:
-            raise ValueError(f"{name}: Linear needs 0 < step <= high - low, got step={step}")
+            raise ValueError(
+                f"{name}: Linear needs 0 < step <= high - low, got step={step}"
+            )
         _in_range(name, default, low, high)
         integer = all(isinstance(v, numbers.Integral) for v in (*spec, default))
         kind = ipywidgets.IntSlider if integer else ipywidgets.FloatSlider
-        return kind(value=default, min=spec.low, max=spec.high, step=spec.step, continuous_update=False, **_label(name))
+        return kind(
+            value=default,
+            min=spec.low,
+            max=spec.high,
+            step=spec.step,
+            continuous_update=False,
+            **_label(name),
+        )
     if isinstance(spec, Log):
-        low, high = _real(spec.low, f"{name}: Log low"), _real(spec.high, f"{name}: Log high")
+        low, high = (
+            _real(spec.low, f"{name}: Log low"),
+            _real(spec.high, f"{name}: Log high"),
+        )
         if not 0 < low < high:
-            raise ValueError(f"{name}: Log needs 0 < low < high, got low={low}, high={high}")
-        if isinstance(spec.per_decade, bool) or not isinstance(spec.per_decade, numbers.Integral) or spec.per_decade < 1:
-            raise ValueError(f"{name}: Log per_decade must be an integer >= 1, got {spec.per_decade!r}")
-        return ipywidgets.FloatLogSlider(value=_in_range(name, default, low, high), base=10, min=math.log10(low),
-                                         max=math.log10(high), step=1 / spec.per_decade, readout_format=".3g",
-                                         continuous_update=False, **_label(name))
+            raise ValueError(
+                f"{name}: Log needs 0 < low < high, got low={low}, high={high}"
+            )
+        if (
+            isinstance(spec.per_decade, bool)
+            or not isinstance(spec.per_decade, numbers.Integral)
+            or spec.per_decade < 1
+        ):
+            raise ValueError(
+                f"{name}: Log per_decade must be an integer >= 1, got {spec.per_decade!r}"
+            )
+        return ipywidgets.FloatLogSlider(
+            value=_in_range(name, default, low, high),
+            base=10,
+            min=math.log10(low),
+            max=math.log10(high),
+            step=1 / spec.per_decade,
+            readout_format=".3g",
+            continuous_update=False,
+            **_label(name),
+        )
     if isinstance(spec, Choice):
         try:
-            options = () if isinstance(spec.options, (str, bytes)) else tuple(spec.options)
+            options = (
+                () if isinstance(spec.options, (str, bytes)) else tuple(spec.options)
+            )
         except TypeError:
             options = ()
         if not options:
-            raise ValueError(f"{name}: Choice needs a non-empty sequence of options, got {spec.options!r}")
+            raise ValueError(
+                f"{name}: Choice needs a non-empty sequence of options, got {spec.options!r}"
+            )
         if default not in options:
-            raise ValueError(f"the default of {name} ({default!r}) is not one of its options {options}")
+            raise ValueError(
+                f"the default of {name} ({default!r}) is not one of its options {options}"
+            )
         if all(isinstance(o, str) for o in options):
-            return ipywidgets.ToggleButtons(options=options, value=default, **_label(name))
-        return ipywidgets.SelectionSlider(options=options, value=default, continuous_update=False, **_label(name))
-    raise TypeError(f"control {name} must be explore.Linear, explore.Log or explore.Choice, got {spec!r}")
+            return ipywidgets.ToggleButtons(
+                options=options, value=default, **_label(name)
+            )
+        return ipywidgets.SelectionSlider(
+            options=options, value=default, continuous_update=False, **_label(name)
+        )
+    raise TypeError(
+        f"control {name} must be explore.Linear, explore.Log or explore.Choice, got {spec!r}"
+    )
 
 
 def _png_output(fig: Any) -> dict:
     """The figure as one nbformat display_data output (PNG), the figure closed afterwards."""
     if not isinstance(fig, matplotlib.figure.Figure):
-        raise TypeError(f"plot must return the matplotlib Figure it drew, got {type(fig).__name__}")
+        raise TypeError(
+            f"plot must return the matplotlib Figure it drew, got {type(fig).__name__}"
+        )
     buffer = io.BytesIO()
     try:
         # a figure with a layout engine (e.g. plt.subplots(..., layout="constrained")) is saved as laid out;
         # any other is cropped to its contents, as the inline backend does (at twice the drawing cost)
-        fig.savefig(buffer, format="png", dpi=fig.dpi, bbox_inches=None if fig.get_layout_engine() else "tight")
+        fig.savefig(
+            buffer,
+            format="png",
+            dpi=fig.dpi,
+            bbox_inches=None if fig.get_layout_engine() else "tight",
+        )
     finally:
         plt.close(fig)
-    return {"output_type": "display_data", "metadata": {},
-            "data": {"image/png": base64.b64encode(buffer.getvalue()).decode("ascii"), "text/plain": repr(fig)}}
+    return {
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {
+            "image/png": base64.b64encode(buffer.getvalue()).decode("ascii"),
+            "text/plain": repr(fig),
+        },
+    }
 
 
 class Explorer(ipywidgets.VBox):
@@ -184,10 +247,13 @@ class Explorer(ipywidgets.VBox):
         {'slope': 2.0}
     """
 
-    def __init__(self, plot: Callable[..., Any], controls: dict[str, ipywidgets.ValueWidget]):
+    def __init__(
+        self, plot: Callable[..., Any], controls: dict[str, ipywidgets.ValueWidget]
+    ):
         self._plot, self.controls, self.output = plot, controls, ipywidgets.Output()
         super().__init__(children=[*controls.values(), self.output])
-        self.output.outputs = (_png_output(plot(**self.settings())),)  # the default setting; errors raise
+        # the default setting; errors raise
+        self.output.outputs = (_png_output(plot(**self.settings())),)
         for control in controls.values():
             control.observe(self._redraw, names="value")
 
@@ -199,14 +265,22 @@ class Explorer(ipywidgets.VBox):
         before = set(plt.get_fignums())
         try:
             output = _png_output(self._plot(**self.settings()))
-        except Exception:  # a reader's setting broke the plot: show why instead of the figure
+        # a reader's setting broke the plot: show why instead of the figure
+        except Exception:
             for number in set(plt.get_fignums()) - before:
                 plt.close(number)
-            output = {"output_type": "stream", "name": "stderr", "text": traceback.format_exc()}
+            output = {
+                "output_type": "stream",
+                "name": "stderr",
+                "text": traceback.format_exc(),
+            }
         self.output.outputs = (output,)
 
-    def __repr__(self) -> str:  # deterministic text for the notebook (no widget ids, no image data)
-        shown = ", ".join(f"{name}={value!r}" for name, value in self.settings().items())
+    # deterministic text for the notebook (no widget ids, no image data)
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{name}={value!r}" for name, value in self.settings().items()
+        )
         return f"Explorer({shown}): move the controls in JupyterLab"
 
 
@@ -239,19 +313,34 @@ def explorer(plot: Callable[..., Any], **controls: Linear | Log | Choice) -> Exp
         Explorer(width=64, head='linear'): move the controls in JupyterLab
     """
     if not callable(plot):
-        raise TypeError(f"plot must be a function drawing a figure, got {type(plot).__name__}")
+        raise TypeError(
+            f"plot must be a function drawing a figure, got {type(plot).__name__}"
+        )
     if not controls:
-        raise ValueError("explorer needs at least one control, e.g. width=explore.Choice([64, 256, 1024])")
+        raise ValueError(
+            "explorer needs at least one control, e.g. width=explore.Choice([64, 256, 1024])"
+        )
     parameters = inspect.signature(plot).parameters
     for name, parameter in parameters.items():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            raise TypeError(f"plot must take named keyword parameters only, not *{name} or **{name}")
+            raise TypeError(
+                f"plot must take named keyword parameters only, not *{name} or **{name}"
+            )
         if parameter.default is parameter.empty:
-            raise TypeError(f"every parameter of plot needs a default (the static figure), {name} has none")
+            raise TypeError(
+                f"every parameter of plot needs a default (the static figure), {name} has none"
+            )
         if parameter.kind is parameter.POSITIONAL_ONLY:
-            raise TypeError(f"plot's parameter {name} is positional-only; the explorer passes keywords")
+            raise TypeError(
+                f"plot's parameter {name} is positional-only; the explorer passes keywords"
+            )
     unknown = [name for name in controls if name not in parameters]
     if unknown:
-        raise TypeError(f"controls {unknown} are not parameters of plot (it takes {list(parameters)})")
-    widgets = {name: _widget(name, spec, parameters[name].default) for name, spec in controls.items()}
+        raise TypeError(
+            f"controls {unknown} are not parameters of plot (it takes {list(parameters)})"
+        )
+    widgets = {
+        name: _widget(name, spec, parameters[name].default)
+        for name, spec in controls.items()
+    }
     return Explorer(plot, widgets)

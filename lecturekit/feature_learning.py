@@ -37,7 +37,12 @@ from . import sampling as _sampling
 from . import tangent as _tangent
 from . import training as _training
 from ._validation import (
-    as_float_array, as_host_float_array, check_key, check_params_pytree, check_positive_int, check_real,
+    as_float_array,
+    as_host_float_array,
+    check_key,
+    check_params_pytree,
+    check_positive_int,
+    check_real,
 )
 
 __all__ = [
@@ -65,7 +70,9 @@ def _unit(u: ArrayLike, name: str = "u") -> np.ndarray:
     return u / norm
 
 
-def single_index_data(key: jax.Array, n: int, u: ArrayLike) -> tuple[jax.Array, jax.Array]:
+def single_index_data(
+    key: jax.Array, n: int, u: ArrayLike
+) -> tuple[jax.Array, jax.Array]:
     """n Gaussian inputs and the single-index target y = (<u, x>)^2 - 1.
 
     x_i ~ N(0, I_d) i.i.d. (drawn by :func:`lecturekit.sampling.standard_normal`
@@ -111,7 +118,9 @@ def relative_change(a0: ArrayLike, a1: ArrayLike) -> float:
     a0 = as_float_array(a0, name="a0")
     a1 = as_float_array(a1, name="a1")
     if a0.shape != a1.shape:
-        raise ValueError(f"a0 and a1 must have the same shape, got {a0.shape} and {a1.shape}")
+        raise ValueError(
+            f"a0 and a1 must have the same shape, got {a0.shape} and {a1.shape}"
+        )
     a0, a1 = np.asarray(a0), np.asarray(a1)
     norm = float(np.linalg.norm(a0))
     if norm == 0.0:
@@ -176,10 +185,14 @@ def top_direction_overlap(w0: ArrayLike, w1: ArrayLike, u: ArrayLike) -> float:
     w0 = as_float_array(w0, name="w0", ndim=2)
     w1 = as_float_array(w1, name="w1", ndim=2)
     if w0.shape != w1.shape:
-        raise ValueError(f"w0 and w1 must have the same shape, got {w0.shape} and {w1.shape}")
+        raise ValueError(
+            f"w0 and w1 must have the same shape, got {w0.shape} and {w1.shape}"
+        )
     u = _unit(u)
     if u.shape[0] != w0.shape[0]:
-        raise ValueError(f"u must have length {w0.shape[0]} (the rows of w0), got {u.shape[0]}")
+        raise ValueError(
+            f"u must have length {w0.shape[0]} (the rows of w0), got {u.shape[0]}"
+        )
     left = np.linalg.svd(np.asarray(w1) - np.asarray(w0), full_matrices=False)[0]
     return float(np.abs(left[:, 0] @ np.asarray(u)))
 
@@ -210,7 +223,9 @@ def direction_energy(w: ArrayLike, u: ArrayLike) -> float:
     w = as_float_array(w, name="w", ndim=2)
     u = _unit(u)
     if u.shape[0] != w.shape[0]:
-        raise ValueError(f"u must have length {w.shape[0]} (the rows of w), got {u.shape[0]}")
+        raise ValueError(
+            f"u must have length {w.shape[0]} (the rows of w), got {u.shape[0]}"
+        )
     w, u = np.asarray(w), np.asarray(u)
     total = float(np.sum(w**2))
     if total == 0.0:
@@ -218,7 +233,9 @@ def direction_energy(w: ArrayLike, u: ArrayLike) -> float:
     return float(w.shape[0] * np.sum((u @ w) ** 2) / total)
 
 
-def largest_stable_lr(net: _nets.MLP, params: Any, x: ArrayLike, *, biases_only: bool = False) -> float:
+def largest_stable_lr(
+    net: _nets.MLP, params: Any, x: ArrayLike, *, biases_only: bool = False
+) -> float:
     """2n / lambda_max(Theta): the largest stable step for the linearized network.
 
     Theta is the empirical tangent kernel of ``net`` at ``params`` on the n inputs x
@@ -255,12 +272,16 @@ def largest_stable_lr(net: _nets.MLP, params: Any, x: ArrayLike, *, biases_only:
         raise ValueError(f"net must have one output, got {net.output_dim}")
     x = as_float_array(x, name="x", ndim=2)
     if x.shape[1] != net.input_dim:
-        raise ValueError(f"x must have shape (n, {net.input_dim}) for this network, got {tuple(x.shape)}")
+        raise ValueError(
+            f"x must have shape (n, {net.input_dim}) for this network, got {tuple(x.shape)}"
+        )
     if biases_only:
         net.check_params(params)
         theta = _bias_kernel(net, params, x)
     else:
-        theta = _tangent.empirical_ntk(net.apply, params, x, implementation="structured", net=net)
+        theta = _tangent.empirical_ntk(
+            net.apply, params, x, implementation="structured", net=net
+        )
     return float(2 * x.shape[0] / jnp.linalg.eigvalsh(theta)[-1])
 
 
@@ -268,7 +289,10 @@ def largest_stable_lr(net: _nets.MLP, params: Any, x: ArrayLike, *, biases_only:
 def _bias_kernel(net: _nets.MLP, params: Any, x: jax.Array) -> jax.Array:
     """sum_l mb_l^2 delta_l delta_l^T: the tangent kernel of the biases of a scalar network."""
     bw = net.backward(params, x)
-    return sum(mb**2 * (d[:, 0, :] @ d[:, 0, :].T) for (_, mb), d in zip(net.multipliers(), bw.deltas))
+    return sum(
+        mb**2 * (d[:, 0, :] @ d[:, 0, :].T)
+        for (_, mb), d in zip(net.multipliers(), bw.deltas)
+    )
 
 
 class FeatureMovement(NamedTuple):
@@ -292,8 +316,16 @@ class FeatureMovement(NamedTuple):
     final_params: Any
 
 
-def feature_movement(net: _nets.MLP, params: Any, x: ArrayLike, y: ArrayLike, *, lr: float, steps: int,
-                     alpha: float | None = None) -> FeatureMovement:
+def feature_movement(
+    net: _nets.MLP,
+    params: Any,
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    lr: float,
+    steps: int,
+    alpha: float | None = None,
+) -> FeatureMovement:
     """Train ``net`` by full-batch gradient descent and measure how far its features moved.
 
     Runs :func:`lecturekit.training.descend` for ``steps`` steps of size ``lr`` on the
@@ -334,21 +366,34 @@ def feature_movement(net: _nets.MLP, params: Any, x: ArrayLike, y: ArrayLike, *,
     if alpha is not None:
         alpha = check_real(alpha, name="alpha", positive=True)
     if x.shape[1] != net.input_dim or y.shape[0] != x.shape[0]:
-        raise ValueError(f"x and y must have shapes (n, {net.input_dim}) and (n,), got {tuple(x.shape)} and "
-                         f"{tuple(y.shape)}")
+        raise ValueError(
+            f"x and y must have shapes (n, {net.input_dim}) and (n,), got {tuple(x.shape)} and "
+            f"{tuple(y.shape)}"
+        )
     # (1/alpha^2) L(alpha (f - f_0), y) = L(f - f_0, y / alpha): one compiled run serves
     # every alpha (and every step size) of a network; the division is done on the host
     targets = y if alpha is None else np.asarray(y) / alpha
     run = _movement_run(net, params, x, targets, lr, steps, alpha is not None)
     final = run.final_params
     k0, k1 = feature_kernel(net, params, x), feature_kernel(net, final, x)
-    return FeatureMovement(relative_change(params[0]["W"], final[0]["W"]), relative_change(k0, k1),
-                           run.losses, final)
+    return FeatureMovement(
+        relative_change(params[0]["W"], final[0]["W"]),
+        relative_change(k0, k1),
+        run.losses,
+        final,
+    )
 
 
 @partial(jax.jit, static_argnums=(0, 5, 6))
-def _movement_run(net: _nets.MLP, params: Any, x: jax.Array, y: jax.Array, lr: float, steps: int,
-                  centred: bool) -> _training.Trajectory:
+def _movement_run(
+    net: _nets.MLP,
+    params: Any,
+    x: jax.Array,
+    y: jax.Array,
+    lr: float,
+    steps: int,
+    centred: bool,
+) -> _training.Trajectory:
     """Gradient descent on the square loss of f (or of the centred f - f_0), jitted per network."""
     if centred:
         loss = _training.lazy_loss(net.apply, params, x, y, alpha=1.0)
@@ -412,13 +457,31 @@ def effective_scalings(net: _nets.MLP) -> LayerScalings:
     """
     if not isinstance(net, _nets.MLP):
         raise TypeError(f"net must be a lecturekit.nets.MLP, got {type(net).__name__}")
-    mults, stds = np.array(net.multipliers(), dtype=float), np.array(net.init_stds(), dtype=float)
-    return LayerScalings((mults[:, 0] * stds[:, 0]) ** 2, mults[:, 0] ** 2,
-                         (mults[:, 1] * stds[:, 1]) ** 2, mults[:, 1] ** 2)
+    mults, stds = (
+        np.array(net.multipliers(), dtype=float),
+        np.array(net.init_stds(), dtype=float),
+    )
+    return LayerScalings(
+        (mults[:, 0] * stds[:, 0]) ** 2,
+        mults[:, 0] ** 2,
+        (mults[:, 1] * stds[:, 1]) ** 2,
+        mults[:, 1] ** 2,
+    )
 
 
-def lr_sweep(net: _nets.MLP, x: ArrayLike, y: ArrayLike, lrs: ArrayLike, *, key: jax.Array, seeds: int,
-             steps: int, dtype: Any = None, stop_above: float = 1e6, batch_size: int | None = None) -> jax.Array:
+def lr_sweep(
+    net: _nets.MLP,
+    x: ArrayLike,
+    y: ArrayLike,
+    lrs: ArrayLike,
+    *,
+    key: jax.Array,
+    seeds: int,
+    steps: int,
+    dtype: Any = None,
+    stop_above: float = 1e6,
+    batch_size: int | None = None,
+) -> jax.Array:
     """Training loss after ``steps`` steps of gradient descent, for every (initialization, lr).
 
     Draws ``seeds`` networks with :meth:`lecturekit.nets.MLP.init_many` (key, seeds, dtype)
@@ -464,16 +527,30 @@ def lr_sweep(net: _nets.MLP, x: ArrayLike, y: ArrayLike, lrs: ArrayLike, *, key:
     x = as_float_array(x, name="x", ndim=2)
     y = as_float_array(y, name="y", ndim=1)
     if x.shape[1] != net.input_dim or y.shape[0] != x.shape[0]:
-        raise ValueError(f"x and y must have shapes (n, {net.input_dim}) and (n,), got {tuple(x.shape)} and "
-                         f"{tuple(y.shape)}")
+        raise ValueError(
+            f"x and y must have shapes (n, {net.input_dim}) and (n,), got {tuple(x.shape)} and "
+            f"{tuple(y.shape)}"
+        )
     lrs = np.asarray(as_float_array(lrs, name="lrs", ndim=1))
     if lrs.size == 0 or np.any(lrs <= 0):
         raise ValueError("lrs must be a non-empty vector of positive step sizes")
-    batch_size = lrs.size if batch_size is None else check_positive_int(batch_size, name="batch_size")
+    batch_size = (
+        lrs.size
+        if batch_size is None
+        else check_positive_int(batch_size, name="batch_size")
+    )
     params = net.init_many(key, seeds, dtype)
     dtype = jax.tree_util.tree_leaves(params)[0].dtype
-    return _lr_sweep(net, params, x.astype(dtype), y.astype(dtype), jnp.asarray(lrs, dtype), steps, stop_above,
-                     batch_size)
+    return _lr_sweep(
+        net,
+        params,
+        x.astype(dtype),
+        y.astype(dtype),
+        jnp.asarray(lrs, dtype),
+        steps,
+        stop_above,
+        batch_size,
+    )
 
 
 @partial(jax.jit, static_argnums=(0, 5, 6, 7))
@@ -482,11 +559,15 @@ def _lr_sweep(net, params, x, y, lrs, steps, stop_above, batch_size):
 
     def final_loss(run):
         p, lr = run
-        return _training.descend(loss, p, lr=lr, steps=steps, stop_above=stop_above).losses[-1]
+        return _training.descend(
+            loss, p, lr=lr, steps=steps, stop_above=stop_above
+        ).losses[-1]
 
     seeds, r = jax.tree_util.tree_leaves(params)[0].shape[0], lrs.shape[0]
     every = jax.tree_util.tree_map(lambda a: jnp.repeat(a, r, axis=0), params)
-    losses = jax.lax.map(final_loss, (every, jnp.tile(lrs, seeds)), batch_size=batch_size)
+    losses = jax.lax.map(
+        final_loss, (every, jnp.tile(lrs, seeds)), batch_size=batch_size
+    )
     return losses.reshape(seeds, r)
 
 
@@ -516,15 +597,23 @@ def best_lr(lrs: ArrayLike, losses: ArrayLike) -> np.ndarray:
     """
     grid = np.asarray(as_float_array(lrs, name="lrs", ndim=1), dtype=float)
     if grid.size < 3 or np.any(grid <= 0):
-        raise ValueError(f"lrs must hold at least 3 positive step sizes, got shape {grid.shape}")
+        raise ValueError(
+            f"lrs must hold at least 3 positive step sizes, got shape {grid.shape}"
+        )
     ratios = grid[1:] / grid[:-1]
     if np.any(ratios <= 1) or not np.allclose(ratios, ratios[0], rtol=1e-6):
-        raise ValueError("lrs must increase geometrically (a constant ratio between neighbours)")
+        raise ValueError(
+            "lrs must increase geometrically (a constant ratio between neighbours)"
+        )
     values = as_host_float_array(losses, name="losses", finite=False)
     if values.ndim < 1 or values.shape[-1] != grid.size:
-        raise ValueError(f"losses must have shape (..., {grid.size}), got {values.shape}")
+        raise ValueError(
+            f"losses must have shape (..., {grid.size}), got {values.shape}"
+        )
     if np.any(np.isnan(values)) or np.any(values <= 0):
-        raise ValueError("losses must be positive (+inf for diverged runs), without NaN")
+        raise ValueError(
+            "losses must be positive (+inf for diverged runs), without NaN"
+        )
     flat = values.reshape(-1, grid.size)
     out = np.full(flat.shape[0], np.nan)
     step = np.log(ratios[0])
@@ -535,8 +624,8 @@ def best_lr(lrs: ArrayLike, losses: ArrayLike) -> np.ndarray:
         if not np.isfinite(loss[k + 1]):
             out[row] = grid[k]
             continue
-        left, mid, right = np.log(loss[k - 1:k + 2])
-        curvature = left - 2 * mid + right         # >= 0 since mid is the smallest
+        left, mid, right = np.log(loss[k - 1 : k + 2])
+        curvature = left - 2 * mid + right  # >= 0 since mid is the smallest
         offset = 0.5 * step * (left - right) / curvature if curvature > 0 else 0.0
         out[row] = grid[k] * np.exp(offset)
     return out.reshape(values.shape[:-1])

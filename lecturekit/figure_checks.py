@@ -69,16 +69,25 @@ def _label_problems(fig: Figure, ax: Axes) -> list[str]:
             continue
         if not any(get(other) for other in siblings if other is not ax):
             out.append(f"{_name(fig, ax)} has no {axis} label")
-    for what, text in (("x label", ax.get_xlabel()), ("y label", ax.get_ylabel()),
-                       ("title", ax.get_title())):
+    for what, text in (
+        ("x label", ax.get_xlabel()),
+        ("y label", ax.get_ylabel()),
+        ("title", ax.get_title()),
+    ):
         if _raw_markup(text):
-            out.append(f"{_name(fig, ax)}: {what} {text!r} has _ or ^ outside $...$ (use math)")
+            out.append(
+                f"{_name(fig, ax)}: {what} {text!r} has _ or ^ outside $...$ (use math)"
+            )
     return out
 
 
 def _mappables(ax: Axes) -> list:
     candidates = list(ax.images) + list(ax.collections)
-    return [m for m in candidates if getattr(m, "get_array", None) and m.get_array() is not None]
+    return [
+        m
+        for m in candidates
+        if getattr(m, "get_array", None) and m.get_array() is not None
+    ]
 
 
 def _colour_problems(fig: Figure, ax: Axes) -> list[str]:
@@ -93,23 +102,35 @@ def _colour_problems(fig: Figure, ax: Axes) -> list[str]:
         norm = m.norm
         vmin, vmax = norm.vmin, norm.vmax
         kind = type(m).__name__
-        if vmin is None or vmax is None or not (np.isfinite(vmin) and np.isfinite(vmax)):
-            out.append(f"{_name(fig, ax)}: {kind} has non-finite colour limits ({vmin}, {vmax})")
+        if (
+            vmin is None
+            or vmax is None
+            or not (np.isfinite(vmin) and np.isfinite(vmax))
+        ):
+            out.append(
+                f"{_name(fig, ax)}: {kind} has non-finite colour limits ({vmin}, {vmax})"
+            )
             continue
         if not vmin < vmax and np.ptp(data) > 0:
-            out.append(f"{_name(fig, ax)}: {kind} has colour limits vmin = {vmin} >= vmax = {vmax}")
+            out.append(
+                f"{_name(fig, ax)}: {kind} has colour limits vmin = {vmin} >= vmax = {vmax}"
+            )
         if isinstance(m, ContourSet):  # contour levels are values, not categories
             continue
         codes = np.unique(data)
-        categorical = 2 <= codes.size <= MAX_CATEGORIES and np.all(codes == np.round(codes))
+        categorical = 2 <= codes.size <= MAX_CATEGORIES and np.all(
+            codes == np.round(codes)
+        )
         discrete = isinstance(norm, mcolors.BoundaryNorm) or (
-            isinstance(m.cmap, mcolors.ListedColormap) and m.cmap.N <= MAX_CATEGORIES)
+            isinstance(m.cmap, mcolors.ListedColormap) and m.cmap.N <= MAX_CATEGORIES
+        )
         if categorical and not discrete:
             out.append(
                 f"{_name(fig, ax)}: {kind} colours {codes.size} integer codes "
                 f"{codes.tolist()} with the continuous map {m.cmap.name!r}; draw categories with "
                 "discrete colours (plotting.phase_diagram(..., categories=...), or a "
-                "ListedColormap with a BoundaryNorm)")
+                "ListedColormap with a BoundaryNorm)"
+            )
     return out
 
 
@@ -125,21 +146,30 @@ def _series(ax: Axes) -> list:
             elif item is not None:
                 in_containers.add(id(item))
     lines = [a for a in ax.get_lines() if a.get_visible() and len(a.get_xdata()) > 0]
-    scatters = [c for c in ax.collections if isinstance(c, PathCollection) and c.get_visible()]
+    scatters = [
+        c for c in ax.collections if isinstance(c, PathCollection) and c.get_visible()
+    ]
     return [a for a in lines + scatters if id(a) not in in_containers]
 
 
 def _style(artist) -> tuple:
     if isinstance(artist, Line2D):
-        return (mcolors.to_hex(artist.get_color()), artist.get_linestyle(), artist.get_marker())
+        return (
+            mcolors.to_hex(artist.get_color()),
+            artist.get_linestyle(),
+            artist.get_marker(),
+        )
     return ("scatter", id(artist))
 
 
 def _legend_problems(fig: Figure, ax: Axes, has_colorbar: bool) -> list[str]:
     legends = [leg for leg in [ax.get_legend(), *fig.legends] if leg is not None]
     entries = {t.get_text() for leg in legends for t in leg.get_texts()}
-    out = [f"{_name(fig, ax)}: legend entry {e!r} has _ or ^ outside $...$ (use math)"
-           for e in sorted(entries) if _raw_markup(e)]
+    out = [
+        f"{_name(fig, ax)}: legend entry {e!r} has _ or ^ outside $...$ (use math)"
+        for e in sorted(entries)
+        if _raw_markup(e)
+    ]
     series = _series(ax)
     if ax.get_legend() is not None or (fig.legends and ax in fig.axes):
         if not legends:
@@ -151,14 +181,24 @@ def _legend_problems(fig: Figure, ax: Axes, has_colorbar: bool) -> list[str]:
                 continue  # another member of the same ensemble (same style) is named
             if label.startswith("_") or label not in entries:
                 kind = "line" if isinstance(artist, Line2D) else "scatter series"
-                what = "has no label" if label.startswith("_") else f"{label!r} is not in the legend"
-                out.append(f"{_name(fig, ax)}: a {kind} ({_style(artist)[0]}) {what}; "
-                           "every series in an axes with a legend must be named in it")
+                what = (
+                    "has no label"
+                    if label.startswith("_")
+                    else f"{label!r} is not in the legend"
+                )
+                out.append(
+                    f"{_name(fig, ax)}: a {kind} ({_style(artist)[0]}) {what}; "
+                    "every series in an axes with a legend must be named in it"
+                )
         return out
-    styles = {_style(a) for a in series if not isinstance(a, Line2D) or len(a.get_xdata()) > 1}
+    styles = {
+        _style(a) for a in series if not isinstance(a, Line2D) or len(a.get_xdata()) > 1
+    }
     if len(styles) >= 2 and not has_colorbar and not ax.texts:
-        out.append(f"{_name(fig, ax)}: {len(styles)} differently styled series and no legend, "
-                   "colour bar or text naming them")
+        out.append(
+            f"{_name(fig, ax)}: {len(styles)} differently styled series and no legend, "
+            "colour bar or text naming them"
+        )
     return out
 
 
@@ -246,7 +286,8 @@ def install() -> bool:
         return False
     import matplotlib.pyplot as plt
 
-    plt.close(plt.figure())  # resolves the backend: the inline one registers its formatter
+    # resolves the backend: the inline one registers its formatter
+    plt.close(plt.figure())
     callbacks = shell.events.callbacks["post_execute"]
     if _rewrap not in callbacks:
         callbacks.insert(0, _rewrap)

@@ -28,9 +28,10 @@ quadrature in tests/test_gaussian.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache, partial
-from typing import Callable, NamedTuple
+from functools import cache, partial
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -39,7 +40,11 @@ from jax.typing import ArrayLike
 
 from . import activations as _act
 from ._validation import (
-    as_float_array, check_broadcastable, check_callable, check_positive_int, concrete,
+    as_float_array,
+    check_broadcastable,
+    check_callable,
+    check_positive_int,
+    concrete,
 )
 
 __all__ = [
@@ -77,13 +82,15 @@ def gauss_hermite_rule(nodes: int) -> tuple[np.ndarray, np.ndarray]:
     return _gauss_hermite_rule(check_positive_int(nodes, name="nodes"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gauss_hermite_rule(nodes: int) -> tuple[np.ndarray, np.ndarray]:
     z, w = np.polynomial.hermite_e.hermegauss(nodes)
     return z, w / np.sqrt(2.0 * np.pi)
 
 
-def _expect(fn: Callable[[jax.Array], jax.Array], variance: jax.Array, nodes: int) -> jax.Array:
+def _expect(
+    fn: Callable[[jax.Array], jax.Array], variance: jax.Array, nodes: int
+) -> jax.Array:
     """sum_i w_i fn(sqrt(variance) z_i), elementwise over variance (pure jnp, no checks)."""
     z, w = _gauss_hermite_rule(nodes)
     z, w = jnp.asarray(z), jnp.asarray(w)
@@ -92,7 +99,10 @@ def _expect(fn: Callable[[jax.Array], jax.Array], variance: jax.Array, nodes: in
 
 
 def expectation(
-    fn: Callable[[jax.Array], jax.Array], variance: ArrayLike, *, nodes: int = QUADRATURE_NODES
+    fn: Callable[[jax.Array], jax.Array],
+    variance: ArrayLike,
+    *,
+    nodes: int = QUADRATURE_NODES,
 ) -> jax.Array:
     """E[fn(z)] for z ~ N(0, variance), elementwise over an array of variances.
 
@@ -123,7 +133,9 @@ def check_variance(value: ArrayLike, name: str) -> jax.Array:
     k = as_float_array(value, name=name)
     values = concrete(k)
     if values is not None and np.any(values < 0):
-        raise ValueError(f"{name} is a variance and must be >= 0, got min {float(values.min()):g}")
+        raise ValueError(
+            f"{name} is a variance and must be >= 0, got min {float(values.min()):g}"
+        )
     return k
 
 
@@ -131,7 +143,12 @@ def check_covariance(k11: jax.Array, k12: jax.Array, k22: jax.Array) -> None:
     """Broadcastable, and k12^2 <= k11 k22 where concrete (internal helper)."""
     check_broadcastable(k11=k11, k12=k12, k22=k22)
     a, c, b = concrete(k11), concrete(k12), concrete(k22)
-    if a is not None and c is not None and b is not None and np.any(c**2 > a * b * (1 + 1e-9) + 1e-300):
+    if (
+        a is not None
+        and c is not None
+        and b is not None
+        and np.any(c**2 > a * b * (1 + 1e-9) + 1e-300)
+    ):
         raise ValueError("k12 must satisfy k12^2 <= k11 k22 (a valid 2x2 covariance)")
 
 
@@ -186,7 +203,9 @@ def _erf_pair(k11, k12, k22):
 
 
 def _erf_diagonal(k):
-    return (2.0 / jnp.pi) * jnp.arcsin(2.0 * k / (1.0 + 2.0 * k)), (4.0 / jnp.pi) / jnp.sqrt(1.0 + 4.0 * k)
+    return (2.0 / jnp.pi) * jnp.arcsin(2.0 * k / (1.0 + 2.0 * k)), (
+        4.0 / jnp.pi
+    ) / jnp.sqrt(1.0 + 4.0 * k)
 
 
 def _identity_pair(k11, k12, k22):
@@ -218,7 +237,10 @@ def _quadrature_pair(act: _act.Activation, nodes: int, k11, k12, k22):
         t = jnp.where(t > 0, t, 1.0)
         u = ((a + s) * z1 + c * z2) / t
         v = (c * z1 + (b + s) * z2) / t
-        return (jnp.sum(w2 * act.fn(u) * act.fn(v)), jnp.sum(w2 * act.grad(u) * act.grad(v)))
+        return (
+            jnp.sum(w2 * act.fn(u) * act.fn(v)),
+            jnp.sum(w2 * act.grad(u) * act.grad(v)),
+        )
 
     shape = jnp.broadcast_shapes(jnp.shape(k11), jnp.shape(k12), jnp.shape(k22))
     a = jnp.broadcast_to(k11, shape).reshape(-1, shape[-1] if shape else 1)
@@ -278,11 +300,17 @@ def _dual_diagonal(dual: DualActivation, k) -> Duals:
     if not dual.quadrature:
         return Duals(*_CLOSED_FORMS[dual.activation.name][1](k))
     act = dual.activation
-    return Duals(_expect(lambda z: act.fn(z) ** 2, k, dual.nodes), _expect(lambda z: act.grad(z) ** 2, k, dual.nodes))
+    return Duals(
+        _expect(lambda z: act.fn(z) ** 2, k, dual.nodes),
+        _expect(lambda z: act.grad(z) ** 2, k, dual.nodes),
+    )
 
 
 def dual_fn(
-    activation: str | _act.Activation, *, quadrature: bool = False, nodes: int = QUADRATURE_NODES
+    activation: str | _act.Activation,
+    *,
+    quadrature: bool = False,
+    nodes: int = QUADRATURE_NODES,
 ) -> DualActivation:
     """The dual activation of ``activation`` as a :class:`DualActivation` (no input checks).
 
@@ -345,6 +373,10 @@ def dual_expectations(
         0.5 0.5
     """
     dual = dual_fn(activation, quadrature=quadrature, nodes=nodes)
-    a, c, b = (check_variance(k11, "k11"), as_float_array(k12, name="k12"), check_variance(k22, "k22"))
+    a, c, b = (
+        check_variance(k11, "k11"),
+        as_float_array(k12, name="k12"),
+        check_variance(k22, "k22"),
+    )
     check_covariance(a, c, b)
     return dual(a, c, b)

@@ -30,7 +30,14 @@ from jax.typing import ArrayLike
 from . import sampling as _sampling
 from ._validation import as_float_array, check_key, check_positive_int, check_real
 
-__all__ = ["Posterior", "cholesky", "posterior", "log_marginal_likelihood", "sample_prior", "posterior_z_scores"]
+__all__ = [
+    "Posterior",
+    "cholesky",
+    "posterior",
+    "log_marginal_likelihood",
+    "sample_prior",
+    "posterior_z_scores",
+]
 
 
 class Posterior(NamedTuple):
@@ -83,7 +90,9 @@ def _posterior_from_factor(factor, ksx, kss, y):
     return ksx @ alpha, 0.5 * (cov + cov.T)
 
 
-def cholesky(matrix: ArrayLike, *, jitter: float = 0.0, max_tries: int = 6) -> tuple[jax.Array, float]:
+def cholesky(
+    matrix: ArrayLike, *, jitter: float = 0.0, max_tries: int = 6
+) -> tuple[jax.Array, float]:
     """Lower Cholesky factor of a symmetric positive (semi-)definite matrix, with adaptive jitter.
 
     Tries ``matrix + jitter I``; if that fails (NaN factor), retries with the jitter raised
@@ -164,15 +173,21 @@ def posterior(
     _check_square_symmetric(kxx, "k_train")
     _check_square_symmetric(kss, "k_test")
     if y.shape[0] != n:
-        raise ValueError(f"y must have length {n} (the size of k_train), got {y.shape[0]}")
+        raise ValueError(
+            f"y must have length {n} (the size of k_train), got {y.shape[0]}"
+        )
     if ksx.shape != (kss.shape[0], n):
-        raise ValueError(f"k_cross must have shape {(kss.shape[0], n)} = (m, n), got {tuple(ksx.shape)}")
+        raise ValueError(
+            f"k_cross must have shape {(kss.shape[0], n)} = (m, n), got {tuple(ksx.shape)}"
+        )
     factor, used = cholesky(np.asarray(kxx) + noise * np.eye(n), jitter=jitter)
     mean, cov = _posterior_from_factor(factor, ksx, kss, y)
     return Posterior(mean, cov, used)
 
 
-def log_marginal_likelihood(k_train: ArrayLike, y: ArrayLike, *, noise: float = 0.0, jitter: float = 0.0) -> float:
+def log_marginal_likelihood(
+    k_train: ArrayLike, y: ArrayLike, *, noise: float = 0.0, jitter: float = 0.0
+) -> float:
     """log p(y) = -y^T (K + noise I)^{-1} y / 2 - log det(K + noise I) / 2 - n log(2 pi) / 2.
 
     Args:
@@ -195,14 +210,24 @@ def log_marginal_likelihood(k_train: ArrayLike, y: ArrayLike, *, noise: float = 
     jitter = check_real(jitter, name="jitter", nonnegative=True)
     _check_square_symmetric(kxx, "k_train")
     if y.shape[0] != kxx.shape[0]:
-        raise ValueError(f"y must have length {kxx.shape[0]} (the size of k_train), got {y.shape[0]}")
-    factor, _ = cholesky(kxx + noise * jnp.eye(kxx.shape[0], dtype=kxx.dtype), jitter=jitter)
+        raise ValueError(
+            f"y must have length {kxx.shape[0]} (the size of k_train), got {y.shape[0]}"
+        )
+    factor, _ = cholesky(
+        kxx + noise * jnp.eye(kxx.shape[0], dtype=kxx.dtype), jitter=jitter
+    )
     w = jsl.solve_triangular(factor, y, lower=True)
     n = y.shape[0]
-    return float(-0.5 * w @ w - jnp.sum(jnp.log(jnp.diag(factor))) - 0.5 * n * jnp.log(2 * jnp.pi))
+    return float(
+        -0.5 * w @ w
+        - jnp.sum(jnp.log(jnp.diag(factor)))
+        - 0.5 * n * jnp.log(2 * jnp.pi)
+    )
 
 
-def sample_prior(key: jax.Array, kernel: ArrayLike, num_samples: int, *, jitter: float = 1e-10) -> jax.Array:
+def sample_prior(
+    key: jax.Array, kernel: ArrayLike, num_samples: int, *, jitter: float = 1e-10
+) -> jax.Array:
     """Draw ``num_samples`` functions from N(0, kernel) on a grid; returns (num_samples, n).
 
     Uses f = L g with L L^T = kernel + jitter' I (the jitter actually used is the smallest
@@ -235,7 +260,13 @@ def sample_prior(key: jax.Array, kernel: ArrayLike, num_samples: int, *, jitter:
 
 
 def posterior_z_scores(
-    key: jax.Array, kernel: ArrayLike, n_train: int, *, noise: float, num_draws: int, jitter: float = 1e-10
+    key: jax.Array,
+    kernel: ArrayLike,
+    n_train: int,
+    *,
+    noise: float,
+    num_draws: int,
+    jitter: float = 1e-10,
 ) -> jax.Array:
     """Standardized errors of the posterior when the data really come from the prior.
 
@@ -269,7 +300,9 @@ def posterior_z_scores(
     _check_square_symmetric(k, "kernel")
     n = check_positive_int(n_train, name="n_train")
     if n >= k.shape[0]:
-        raise ValueError(f"n_train must be < the number of points {k.shape[0]}, got {n}")
+        raise ValueError(
+            f"n_train must be < the number of points {k.shape[0]}, got {n}"
+        )
     noise = check_real(noise, name="noise", nonnegative=True)
     num_draws = check_positive_int(num_draws, name="num_draws")
     jitter = check_real(jitter, name="jitter", nonnegative=True)
@@ -277,10 +310,13 @@ def posterior_z_scores(
     post = posterior(a[:n, :n], a[n:, :n], a[n:, n:], np.zeros(n), noise=noise)
     factor, _ = cholesky(a, jitter=jitter * (float(np.mean(np.abs(np.diag(a)))) or 1.0))
     size = a.shape[0]
-    g = _sampling.standard_normal(key, ((size + n) * num_draws,), factor.dtype)  # one flat draw
+    # one flat draw
+    g = _sampling.standard_normal(key, ((size + n) * num_draws,), factor.dtype)
     f = (factor @ g[: size * num_draws].reshape(size, num_draws)).T
-    y = f[:, :n] + np.sqrt(noise) * g[size * num_draws:].reshape(num_draws, n)
-    return _z_scores(a[:n, :n] + noise * np.eye(n), a[n:, :n], f[:, n:], y, post.variance)
+    y = f[:, :n] + np.sqrt(noise) * g[size * num_draws :].reshape(num_draws, n)
+    return _z_scores(
+        a[:n, :n] + noise * np.eye(n), a[n:, :n], f[:, n:], y, post.variance
+    )
 
 
 @jax.jit

@@ -16,7 +16,8 @@ delta_l^a = d g_a / d z_l (never forming the Jacobian).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -61,13 +62,19 @@ def head_fn(head: str) -> Callable[[jax.Array], jax.Array]:
 
 def _check_net(net: Any) -> _nets.MLP:
     if not isinstance(net, _nets.MLP):
-        raise TypeError(f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}")
+        raise TypeError(
+            f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}"
+        )
     if net.output_activation is not None:
-        raise ValueError("net must have no output_activation: pass the non-linearity as head=...")
+        raise ValueError(
+            "net must have no output_activation: pass the non-linearity as head=..."
+        )
     return net
 
 
-def model(net: _nets.MLP, head: str = "linear") -> Callable[[Any, jax.Array], jax.Array]:
+def model(
+    net: _nets.MLP, head: str = "linear"
+) -> Callable[[Any, jax.Array], jax.Array]:
     """The model (params, x) -> g(f(x)) of a network and a head name.
 
     Args:
@@ -96,7 +103,9 @@ def model(net: _nets.MLP, head: str = "linear") -> Callable[[Any, jax.Array], ja
     return apply
 
 
-def head_ntk(net: _nets.MLP, params: Any, x: ArrayLike, head: str = "linear") -> jax.Array:
+def head_ntk(
+    net: _nets.MLP, params: Any, x: ArrayLike, head: str = "linear"
+) -> jax.Array:
     """Empirical tangent kernel of the model g o f, shape (n k, n k) (module docstring).
 
     Traceable (it may be called inside ``jit``/``vmap``, e.g. as a training observer).
@@ -123,7 +132,9 @@ def head_ntk(net: _nets.MLP, params: Any, x: ArrayLike, head: str = "linear") ->
     g = head_fn(head)
     x = as_float_array(x, name="x", ndim=2)
     if x.shape[1] != net.input_dim:
-        raise ValueError(f"x must have {net.input_dim} columns, got shape {tuple(x.shape)}")
+        raise ValueError(
+            f"x must have {net.input_dim} columns, got shape {tuple(x.shape)}"
+        )
     back = net.backward(params, x)
     n, k = back.output.reshape(x.shape[0], -1).shape
     pre_head = back.output.reshape(n, k)

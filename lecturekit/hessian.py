@@ -37,7 +37,8 @@ early when the extreme eigenvalues of a wide network are clustered.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -48,8 +49,18 @@ from jax.typing import ArrayLike
 
 from . import sampling as _sampling
 from ._validation import (
-    as_float_array, as_host_float_array, check_callable, check_key, check_params_pytree, check_positive_int, check_real,
-    check_same_structure, concrete, host_ravel, warn_if_below_precision, warn_numerical,
+    as_float_array,
+    as_host_float_array,
+    check_callable,
+    check_key,
+    check_params_pytree,
+    check_positive_int,
+    check_real,
+    check_same_structure,
+    concrete,
+    host_ravel,
+    warn_if_below_precision,
+    warn_numerical,
 )
 
 __all__ = [
@@ -241,7 +252,10 @@ def _flatten(params: Any) -> tuple[np.ndarray, Callable[[jax.Array], Any]]:
     offsets = np.cumsum([0] + sizes)
 
     def unravel(theta):
-        parts = [theta[offsets[i]:offsets[i + 1]].reshape(shapes[i]) for i in range(len(shapes))]
+        parts = [
+            theta[offsets[i] : offsets[i + 1]].reshape(shapes[i])
+            for i in range(len(shapes))
+        ]
         return jax.tree_util.tree_unflatten(treedef, parts)
 
     return flat, unravel
@@ -249,14 +263,18 @@ def _flatten(params: Any) -> tuple[np.ndarray, Callable[[jax.Array], Any]]:
 
 def _check_fn_and_params(f: Any, params: Any) -> tuple[jax.Array, Callable]:
     if not callable(f):
-        raise TypeError(f"f must be a scalar function f(params), got {type(f).__name__}")
+        raise TypeError(
+            f"f must be a scalar function f(params), got {type(f).__name__}"
+        )
     leaves = jax.tree_util.tree_leaves(params)
     if not leaves:
         raise ValueError("params must contain at least one array")
     for leaf in leaves:
         dtype = np.asarray(leaf).dtype
         if not np.issubdtype(dtype, np.floating):
-            raise TypeError(f"every leaf of params must be a floating array, got dtype {dtype}")
+            raise TypeError(
+                f"every leaf of params must be a floating array, got dtype {dtype}"
+            )
     flat, unravel = _flatten(params)
     if not np.all(np.isfinite(flat)):
         raise ValueError("params must be finite, but they contain NaN or infinity")
@@ -272,7 +290,9 @@ def _check_fn_and_params(f: Any, params: Any) -> tuple[jax.Array, Callable]:
     return jax.device_put(flat), unravel
 
 
-def _flat_hvp(f: ScalarFn, unravel: Callable) -> Callable[[jax.Array, jax.Array], jax.Array]:
+def _flat_hvp(
+    f: ScalarFn, unravel: Callable
+) -> Callable[[jax.Array, jax.Array], jax.Array]:
     """(theta, v) -> H(theta) v on flat vectors (forward-over-reverse); not jitted itself."""
     grad = jax.grad(lambda theta: f(unravel(theta)))
 
@@ -309,8 +329,12 @@ def hvp(f: ScalarFn, params: Any, v: Any) -> Any:
     check_same_structure(v, params, name="v", reference_name="params")
     v_flat, _ = _flatten(v)
     if v_flat.shape != flat.shape:
-        raise ValueError(f"v must have the structure and sizes of params ({flat.size} numbers), got {v_flat.size}")
-    return unravel(jax.jit(_flat_hvp(f, unravel))(flat, jnp.asarray(v_flat, flat.dtype)))
+        raise ValueError(
+            f"v must have the structure and sizes of params ({flat.size} numbers), got {v_flat.size}"
+        )
+    return unravel(
+        jax.jit(_flat_hvp(f, unravel))(flat, jnp.asarray(v_flat, flat.dtype))
+    )
 
 
 def _three_term(matvec, q, q_prev, beta_prev, args=()):
@@ -322,7 +346,9 @@ def _three_term(matvec, q, q_prev, beta_prev, args=()):
     return alpha, v - alpha * q - beta_prev * q_prev, aux
 
 
-def _ritz(alpha: np.ndarray, beta: np.ndarray, beta_next: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _ritz(
+    alpha: np.ndarray, beta: np.ndarray, beta_next: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Ritz values, T_k eigenvectors and the min(r, r^2/gap) error bounds."""
     k = alpha.size
     if k == 1:
@@ -395,9 +421,19 @@ def lanczos(
     min_iter = check_positive_int(min_iter, name="min_iter")
     check_every = check_positive_int(check_every, name="check_every")
     if not isinstance(args, tuple):
-        raise TypeError(f"args must be a tuple of extra operands of matvec, got {type(args).__name__}")
-    return _lanczos(matvec, v0, tol=tol, max_iter=max_iter, keep_basis=keep_basis, min_iter=min_iter,
-                    check_every=check_every, args=args)[0]
+        raise TypeError(
+            f"args must be a tuple of extra operands of matvec, got {type(args).__name__}"
+        )
+    return _lanczos(
+        matvec,
+        v0,
+        tol=tol,
+        max_iter=max_iter,
+        keep_basis=keep_basis,
+        min_iter=min_iter,
+        check_every=check_every,
+        args=args,
+    )[0]
 
 
 def _lanczos(matvec, v0, *, tol, max_iter, keep_basis, min_iter, check_every, args):
@@ -432,7 +468,10 @@ def _lanczos(matvec, v0, *, tol, max_iter, keep_basis, min_iter, check_every, ar
             first_aux = aux
         if reorth:
             if it > basis.shape[0]:  # grow the host basis geometrically
-                grown = np.zeros((min(max(2 * basis.shape[0], 32), max_iter), size), dtype=basis.dtype)
+                grown = np.zeros(
+                    (min(max(2 * basis.shape[0], 32), max_iter), size),
+                    dtype=basis.dtype,
+                )
                 grown[: basis.shape[0]] = basis
                 basis = grown
             basis[it - 1] = np.asarray(q)
@@ -450,7 +489,9 @@ def _lanczos(matvec, v0, *, tol, max_iter, keep_basis, min_iter, check_every, ar
         scale = max(scale, abs(alpha), beta)
         invariant = beta <= 1e-12 * max(scale, 1e-300) or it == size
         if invariant or it >= min_iter and (it % check_every == 0 or it == max_iter):
-            vals, vecs, errors = _ritz(np.array(alphas), np.array(betas), 0.0 if invariant else beta)
+            vals, vecs, errors = _ritz(
+                np.array(alphas), np.array(betas), 0.0 if invariant else beta
+            )
             norm = max(abs(vals[0]), abs(vals[-1]))
             if invariant or max(errors[0], errors[-1]) <= tol * norm:
                 converged = True
@@ -460,18 +501,30 @@ def _lanczos(matvec, v0, *, tol, max_iter, keep_basis, min_iter, check_every, ar
         betas.append(beta)
         q_prev, beta_prev = q, beta
     if vals is None or len(vals) != len(alphas):
-        vals, vecs, errors = _ritz(np.array(alphas), np.array(betas[: len(alphas) - 1]), beta)
+        vals, vecs, errors = _ritz(
+            np.array(alphas), np.array(betas[: len(alphas) - 1]), beta
+        )
     kept = basis[: len(alphas)].copy() if keep_basis else None
     result = LanczosResult(
-        alpha=np.array(alphas), beta=np.array(betas[: len(alphas) - 1]), ritz_values=vals,
-        ritz_vectors_t=vecs, errors=errors, basis=kept, converged=converged, iterations=len(alphas),
+        alpha=np.array(alphas),
+        beta=np.array(betas[: len(alphas) - 1]),
+        ritz_values=vals,
+        ritz_vectors_t=vecs,
+        errors=errors,
+        basis=kept,
+        converged=converged,
+        iterations=len(alphas),
     )
     return result, first_aux
 
 
 # --------------------------------------------------------------------------- Lanczos, traceable
 def lanczos_tridiagonal(
-    matvec: Callable[[jax.Array], jax.Array], v0: ArrayLike, steps: int, *, reorthogonalize: bool = True
+    matvec: Callable[[jax.Array], jax.Array],
+    v0: ArrayLike,
+    steps: int,
+    *,
+    reorthogonalize: bool = True,
 ) -> Tridiagonal:
     """A fixed number of Lanczos steps, traceable: the tridiagonal Lanczos matrix T.
 
@@ -510,7 +563,9 @@ def lanczos_tridiagonal(
     v0 = as_float_array(v0, name="v0", ndim=1, nonempty=True)
     steps = check_positive_int(steps, name="steps")
     if steps > v0.shape[0]:
-        raise ValueError(f"steps must be at most the dimension of v0 ({v0.shape[0]}), got {steps}")
+        raise ValueError(
+            f"steps must be at most the dimension of v0 ({v0.shape[0]}), got {steps}"
+        )
     host = concrete(v0)
     if host is not None and not np.any(host):
         raise ValueError("v0 must be a non-zero start vector")
@@ -533,12 +588,28 @@ def _tridiagonal(matvec, v0, steps, reorthogonalize):
         invariant = beta <= tiny * scale
         beta = jnp.where(invariant, 0.0, beta)
         q_next = jnp.where(invariant, 0.0, w / jnp.where(invariant, 1.0, beta))
-        return q_next, q, beta, scale, basis, alphas.at[j].set(alpha), betas.at[j].set(beta)
+        return (
+            q_next,
+            q,
+            beta,
+            scale,
+            basis,
+            alphas.at[j].set(alpha),
+            betas.at[j].set(beta),
+        )
 
     q0 = v0 / jnp.linalg.norm(v0)
     basis = jnp.zeros((steps if reorthogonalize else 1, size), dtype)
     zeros = jnp.zeros(steps, dtype)
-    init = (q0, jnp.zeros_like(q0), jnp.zeros((), dtype), jnp.zeros((), dtype), basis, zeros, zeros)
+    init = (
+        q0,
+        jnp.zeros_like(q0),
+        jnp.zeros((), dtype),
+        jnp.zeros((), dtype),
+        basis,
+        zeros,
+        zeros,
+    )
     *_, alphas, betas = jax.lax.fori_loop(0, steps, body, init)
     return Tridiagonal(alphas, betas[:-1])
 
@@ -571,7 +642,9 @@ def lanczos_quadrature(tri: Tridiagonal) -> Quadrature:
         ([-1.0, 1.0], [0.5, 0.5])
     """
     if not isinstance(tri, Tridiagonal):
-        raise TypeError(f"tri must be a hessian.Tridiagonal (from lanczos_tridiagonal), got {type(tri).__name__}")
+        raise TypeError(
+            f"tri must be a hessian.Tridiagonal (from lanczos_tridiagonal), got {type(tri).__name__}"
+        )
     alpha = as_float_array(tri.alpha, name="tri.alpha", ndim=1, nonempty=True)
     beta = as_float_array(tri.beta, name="tri.beta", ndim=1)
     if beta.shape[0] != alpha.shape[0] - 1:
@@ -618,15 +691,29 @@ def _norms(f, params, key, tol, max_iter, what):
         return hv, jnp.linalg.norm(g)
 
     warn_if_below_precision(tol, flat.dtype)
-    res, grad_norm = _lanczos(product, _start_vector(key, flat), tol=tol, max_iter=max_iter, keep_basis=False,
-                              min_iter=8, check_every=4, args=(flat,))
+    res, grad_norm = _lanczos(
+        product,
+        _start_vector(key, flat),
+        tol=tol,
+        max_iter=max_iter,
+        keep_basis=False,
+        min_iter=8,
+        check_every=4,
+        args=(flat,),
+    )
     _warn_unconverged(res, what, tol)
-    return SpectralAndGradientNorm(float(max(abs(res.ritz_values[0]), abs(res.ritz_values[-1]))),
-                                   float(grad_norm))
+    return SpectralAndGradientNorm(
+        float(max(abs(res.ritz_values[0]), abs(res.ritz_values[-1]))), float(grad_norm)
+    )
 
 
 def spectral_norm(
-    f: ScalarFn, params: Any, *, key: jax.Array | None = None, tol: float = 1e-6, max_iter: int = 300
+    f: ScalarFn,
+    params: Any,
+    *,
+    key: jax.Array | None = None,
+    tol: float = 1e-6,
+    max_iter: int = 300,
 ) -> float:
     """Spectral norm max ``|lambda|`` of the Hessian of the scalar f at params.
 
@@ -659,7 +746,12 @@ def spectral_norm(
 
 
 def spectral_and_gradient_norm(
-    f: ScalarFn, params: Any, *, key: jax.Array | None = None, tol: float = 1e-6, max_iter: int = 300
+    f: ScalarFn,
+    params: Any,
+    *,
+    key: jax.Array | None = None,
+    tol: float = 1e-6,
+    max_iter: int = 300,
 ) -> SpectralAndGradientNorm:
     """(||H||_2, ||grad f||) at params: :func:`spectral_norm` and the gradient's norm.
 
@@ -689,7 +781,9 @@ def spectral_and_gradient_norm(
     return _norms(f, params, key, tol, max_iter, "spectral_and_gradient_norm")
 
 
-def top_eigenvalue(f: ScalarFn, params: Any, *, key: jax.Array, steps: int = 20) -> jax.Array:
+def top_eigenvalue(
+    f: ScalarFn, params: Any, *, key: jax.Array, steps: int = 20
+) -> jax.Array:
     """Largest (algebraic) Hessian eigenvalue from ``steps`` Lanczos steps; traceable.
 
     The top node of :func:`lanczos_quadrature` of :func:`lanczos_tridiagonal` on
@@ -729,7 +823,9 @@ def _top_eigenvalue(f, params, key, steps):
     flat, unravel = ravel_pytree(params)
     grad = jax.grad(lambda w: f(unravel(w)))
     v0 = _sampling.standard_normal(key, flat.shape, flat.dtype)
-    tri = _tridiagonal(lambda v: jax.jvp(grad, (flat,), (v,))[1], v0, min(steps, flat.shape[0]), True)
+    tri = _tridiagonal(
+        lambda v: jax.jvp(grad, (flat,), (v,))[1], v0, min(steps, flat.shape[0]), True
+    )
     return lanczos_quadrature(tri).nodes[-1]
 
 
@@ -773,14 +869,25 @@ def top_eigenpairs(
     tol, max_iter = _check_options(tol, max_iter)
     flat, unravel = _check_fn_and_params(f, params)
     if k > flat.size:
-        raise ValueError(f"k must be <= the number of parameters ({flat.size}), got {k}")
+        raise ValueError(
+            f"k must be <= the number of parameters ({flat.size}), got {k}"
+        )
     warn_if_below_precision(tol, flat.dtype)
     product = _flat_hvp(f, unravel)
-    res = lanczos(lambda v, theta: product(theta, v), _start_vector(key, flat), tol=tol,
-                  max_iter=max(max_iter, k), keep_basis=True, min_iter=max(8, k), args=(flat,))
+    res = lanczos(
+        lambda v, theta: product(theta, v),
+        _start_vector(key, flat),
+        tol=tol,
+        max_iter=max(max_iter, k),
+        keep_basis=True,
+        min_iter=max(8, k),
+        args=(flat,),
+    )
     _warn_unconverged(res, "top_eigenpairs", tol)
     order = np.argsort(-np.abs(res.ritz_values))[:k]
-    vectors = [unravel(jnp.asarray(res.basis.T @ res.ritz_vectors_t[:, j])) for j in order]
+    vectors = [
+        unravel(jnp.asarray(res.basis.T @ res.ritz_vectors_t[:, j])) for j in order
+    ]
     return Eigenpairs(res.ritz_values[order], vectors, res.errors[order])
 
 
@@ -788,7 +895,9 @@ def _probe_key(key: jax.Array, i: jax.Array) -> jax.Array:
     return jax.random.fold_in(key, i)
 
 
-def trace_estimate(f: ScalarFn, params: Any, *, key: jax.Array, num_probes: int = 100) -> float:
+def trace_estimate(
+    f: ScalarFn, params: Any, *, key: jax.Array, num_probes: int = 100
+) -> float:
     """Hutchinson's estimate of the trace of the Hessian, from Hessian-vector products.
 
     tr H = E[v^T H v] for v ~ N(0, I); the estimate is the mean of v_i^T H v_i over
@@ -831,7 +940,12 @@ def trace_estimate(f: ScalarFn, params: Any, *, key: jax.Array, num_probes: int 
 
 
 def spectral_density(
-    f: ScalarFn, params: Any, *, key: jax.Array, num_probes: int = 10, num_steps: int = 80
+    f: ScalarFn,
+    params: Any,
+    *,
+    key: jax.Array,
+    num_probes: int = 10,
+    num_steps: int = 80,
 ) -> SpectralDensity:
     """Spectral density of the Hessian by stochastic Lanczos quadrature.
 
@@ -873,7 +987,9 @@ def spectral_density(
     num_probes = check_positive_int(num_probes, name="num_probes")
     num_steps = check_positive_int(num_steps, name="num_steps")
     if num_steps > flat.size:
-        raise ValueError(f"num_steps must be at most the number of parameters ({flat.size}), got {num_steps}")
+        raise ValueError(
+            f"num_steps must be at most the number of parameters ({flat.size}), got {num_steps}"
+        )
     product = _flat_hvp(f, unravel)
 
     @jax.jit
@@ -891,18 +1007,24 @@ def spectral_density(
 
 def _check_density(density: Any) -> tuple[np.ndarray, np.ndarray]:
     if not isinstance(density, SpectralDensity):
-        raise TypeError(f"density must be a hessian.SpectralDensity, got {type(density).__name__}")
+        raise TypeError(
+            f"density must be a hessian.SpectralDensity, got {type(density).__name__}"
+        )
     nodes = np.asarray(density.nodes, dtype=np.float64)
     weights = np.asarray(density.weights, dtype=np.float64)
     if nodes.ndim != 2 or nodes.shape != weights.shape or nodes.size == 0:
-        raise ValueError(f"density.nodes and .weights must have one shape (num_probes, num_steps), got "
-                         f"{nodes.shape} and {weights.shape}")
+        raise ValueError(
+            f"density.nodes and .weights must have one shape (num_probes, num_steps), got "
+            f"{nodes.shape} and {weights.shape}"
+        )
     if not (np.all(np.isfinite(nodes)) and np.all(np.isfinite(weights))):
         raise ValueError("density must be finite, but it contains NaN or infinity")
     return nodes, weights
 
 
-def smoothed_density(density: SpectralDensity, grid: ArrayLike, *, width: float) -> np.ndarray:
+def smoothed_density(
+    density: SpectralDensity, grid: ArrayLike, *, width: float
+) -> np.ndarray:
     """The SLQ density convolved with a Gaussian of standard deviation ``width``, on a grid.
 
     rho(lambda) = (1/num_probes) sum_ij weights[i, j] N(lambda; nodes[i, j], width^2), a
@@ -930,7 +1052,9 @@ def smoothed_density(density: SpectralDensity, grid: ArrayLike, *, width: float)
     grid = as_host_float_array(grid, name="grid", ndim=1, nonempty=True)
     width = check_real(width, name="width", positive=True)
     z = (grid[:, None] - nodes.ravel()[None, :]) / width
-    return (np.exp(-0.5 * z**2) @ weights.ravel()) / (nodes.shape[0] * width * np.sqrt(2 * np.pi))
+    return (np.exp(-0.5 * z**2) @ weights.ravel()) / (
+        nodes.shape[0] * width * np.sqrt(2 * np.pi)
+    )
 
 
 def spectral_cdf(density: SpectralDensity, grid: ArrayLike) -> np.ndarray:

@@ -22,14 +22,18 @@ from functools import partial
 from typing import Any, NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import scipy.special
 from jax.typing import ArrayLike
 
 from . import nets as _nets
+from ._validation import (
+    as_float_array,
+    as_host_float_array,
+    check_positive_int,
+    check_real,
+)
 from .heads import _check_net
-from ._validation import as_float_array, as_host_float_array, check_positive_int, check_real
 
 __all__ = [
     "norm_221",
@@ -74,9 +78,12 @@ def norm_221(tensor: ArrayLike) -> float:
     t = as_host_float_array(tensor, name="tensor", ndim=3, nonempty=True)
     m = t.shape[2]
     if m > 16:
-        raise ValueError(f"tensor has m = {m} > 16 slices: norm_221 enumerates 2^(m-1) sign patterns, too many")
+        raise ValueError(
+            f"tensor has m = {m} > 16 slices: norm_221 enumerates 2^(m-1) sign patterns, too many"
+        )
     bits = (np.arange(2 ** (m - 1))[:, None] >> np.arange(m)[None, :]) & 1
-    signs = 1.0 - 2.0 * bits  # the last sign is always +1 (a global flip changes nothing)
+    # the last sign is always +1 (a global flip changes nothing)
+    signs = 1.0 - 2.0 * bits
     mats = np.einsum("sk,pqk->spq", signs, t)
     return float(np.max(np.linalg.norm(mats, ord=2, axis=(1, 2))))
 
@@ -90,7 +97,9 @@ def _check_input(net: _nets.MLP, params: Any, x: ArrayLike) -> np.ndarray:
     return x
 
 
-def layer_output_gradients(net: _nets.MLP, params: Any, x: ArrayLike) -> list[jax.Array]:
+def layer_output_gradients(
+    net: _nets.MLP, params: Any, x: ArrayLike
+) -> list[jax.Array]:
     """d f / d alpha^(l) for every hidden layer l = 1..L of a scalar-output net, at one input.
 
     alpha^(l) is the post-activation vector of hidden layer l (the input of dense layer l+1),
@@ -116,7 +125,9 @@ def layer_output_gradients(net: _nets.MLP, params: Any, x: ArrayLike) -> list[ja
     """
     net = _check_net(net)
     if net.output_dim != 1:
-        raise ValueError(f"layer_output_gradients needs a net with one output, got {net.output_dim}")
+        raise ValueError(
+            f"layer_output_gradients needs a net with one output, got {net.output_dim}"
+        )
     net.check_params(params)
     x = as_float_array(x, name="x", ndim=1)
     if x.shape[0] != net.input_dim:
@@ -124,11 +135,15 @@ def layer_output_gradients(net: _nets.MLP, params: Any, x: ArrayLike) -> list[ja
     return _layer_output_gradients(net, params, x)
 
 
-@partial(jax.jit, static_argnums=0)  # one compiled program per network, not one per operation
+# one compiled program per network, not one per operation
+@partial(jax.jit, static_argnums=0)
 def _layer_output_gradients(net, params, x):
     back = net.backward(params, x[None])
     mults = net.multipliers()
-    return [mults[l][0] * (params[l]["W"] @ back.deltas[l][0, 0]) for l in range(1, net.depth + 1)]
+    return [
+        mults[layer][0] * (params[layer]["W"] @ back.deltas[layer][0, 0])
+        for layer in range(1, net.depth + 1)
+    ]
 
 
 # --------------------------------------------------------------------------- one hidden layer, in closed form
@@ -138,11 +153,15 @@ def _tanh_derivatives(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return t, d1, -2.0 * t * d1
 
 
-def _check_vz(v: ArrayLike, z: ArrayLike, scale: Any) -> tuple[np.ndarray, np.ndarray, float]:
+def _check_vz(
+    v: ArrayLike, z: ArrayLike, scale: Any
+) -> tuple[np.ndarray, np.ndarray, float]:
     v = as_host_float_array(v, name="v", ndim=1, nonempty=True)
     z = as_host_float_array(z, name="z", ndim=1, nonempty=True)
     if v.shape != z.shape:
-        raise ValueError(f"v and z must have the same shape (m,), got {v.shape} and {z.shape}")
+        raise ValueError(
+            f"v and z must have the same shape (m,), got {v.shape} and {z.shape}"
+        )
     return v, z, check_real(scale, name="scale", positive=True)
 
 
@@ -151,7 +170,9 @@ def _block_entries(v, z, s):
     return v * d2 * s**2, d1 * s
 
 
-def one_hidden_layer_hessian_eigenvalues(v: ArrayLike, z: ArrayLike, scale: float = 1.0) -> np.ndarray:
+def one_hidden_layer_hessian_eigenvalues(
+    v: ArrayLike, z: ArrayLike, scale: float = 1.0
+) -> np.ndarray:
     """The 2m eigenvalues of the 2x2 blocks of the Hessian of a one-hidden-layer tanh net.
 
     Model f = m^{-1/2} sum_i v_i tanh(<w_i, x~>) at one input x~ of norm ``scale``,
@@ -179,7 +200,9 @@ def one_hidden_layer_hessian_eigenvalues(v: ArrayLike, z: ArrayLike, scale: floa
     return np.sort(np.concatenate([a - root, a + root])) / (2.0 * np.sqrt(v.size))
 
 
-def one_hidden_layer_hessian_norm(v: ArrayLike, z: ArrayLike, scale: float = 1.0) -> float:
+def one_hidden_layer_hessian_norm(
+    v: ArrayLike, z: ArrayLike, scale: float = 1.0
+) -> float:
     r"""The spectral norm of the Hessian of :func:`one_hidden_layer_hessian_eigenvalues`.
 
     :math:`\|H\|_2 = \max_i (|a_i| + \sqrt{a_i^2 + 4 c_i^2}) / (2 \sqrt m)` (same arguments).
@@ -200,7 +223,9 @@ def one_hidden_layer_hessian_norm(v: ArrayLike, z: ArrayLike, scale: float = 1.0
     """
     v, z, s = _check_vz(v, z, scale)
     a, c = _block_entries(v, z, s)
-    return float(np.max(np.abs(a) + np.sqrt(a**2 + 4.0 * c**2)) / (2.0 * np.sqrt(v.size)))
+    return float(
+        np.max(np.abs(a) + np.sqrt(a**2 + 4.0 * c**2)) / (2.0 * np.sqrt(v.size))
+    )
 
 
 def mlp_hessian_norm(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
@@ -230,8 +255,10 @@ def mlp_hessian_norm(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
     """
     net = _check_net(net)
     if net.depth != 1 or net.output_dim != 1 or net.activation.name != "tanh":
-        raise ValueError("mlp_hessian_norm needs a one-hidden-layer tanh net with one output, "
-                         f"got widths {net.widths} and activation {net.activation.name!r}")
+        raise ValueError(
+            "mlp_hessian_norm needs a one-hidden-layer tanh net with one output, "
+            f"got widths {net.widths} and activation {net.activation.name!r}"
+        )
     if net.parameterization != "ntk":
         raise ValueError("mlp_hessian_norm needs a net in the NTK parameterization")
     x = _check_input(net, params, x)
@@ -256,20 +283,24 @@ def _hvp(w, v, x, u):
     """H u for that f, 2x2 blocks never formed: (H u)_w = (a u_w + c u_v) / sqrt m, (H u)_v = c u_w / sqrt m."""
     _, d1, d2 = _tanh_derivatives(w * x)
     a, c = v * d2 * x**2, d1 * x
-    uw, uv = u[: w.size], u[w.size:]
+    uw, uv = u[: w.size], u[w.size :]
     return np.concatenate([a * uw + c * uv, c * uw]) / np.sqrt(w.size)
 
 
 def _check_theta(theta: ArrayLike, xs: Any) -> tuple[np.ndarray, tuple[float, float]]:
     theta = as_host_float_array(theta, name="theta0", ndim=1, nonempty=True)
     if theta.size % 2:
-        raise ValueError(f"theta0 must hold (w, v) of equal lengths, got {theta.size} entries")
+        raise ValueError(
+            f"theta0 must hold (w, v) of equal lengths, got {theta.size} entries"
+        )
     if not isinstance(xs, (tuple, list)) or len(xs) != 2:
         raise TypeError(f"xs must be a pair of scalar inputs (x, x'), got {xs!r}")
     return theta, tuple(check_real(x, name="xs[i]") for x in xs)
 
 
-def kernel_gradient_direction(theta0: ArrayLike, xs: tuple[float, float] = (0.8, -0.5)) -> np.ndarray:
+def kernel_gradient_direction(
+    theta0: ArrayLike, xs: tuple[float, float] = (0.8, -0.5)
+) -> np.ndarray:
     """The unit direction in which K(x, x') changes fastest, for a one-hidden-layer tanh net.
 
     The model is f(w, v; x) = m^{-1/2} sum_i v_i tanh(w_i x) with scalar inputs and
@@ -336,13 +367,18 @@ def kernel_bound_ratio(
     theta, (x1, x2) = _check_theta(theta0, xs)
     direction = as_host_float_array(direction, name="direction", ndim=1)
     if direction.shape != theta.shape:
-        raise ValueError(f"direction must have the shape {theta.shape} of theta0, got {direction.shape}")
+        raise ValueError(
+            f"direction must have the shape {theta.shape} of theta0, got {direction.shape}"
+        )
     radius = check_real(radius, name="radius", positive=True)
     grid = check_positive_int(grid, name="grid", minimum=2)
     m = theta.size // 2
     theta1 = theta + radius * direction
-    eps = max(one_hidden_layer_hessian_norm(th[m:], th[:m] * x, abs(x))
-              for th in np.linspace(theta, theta1, grid) for x in (x1, x2))
+    eps = max(
+        one_hidden_layer_hessian_norm(th[m:], th[:m] * x, abs(x))
+        for th in np.linspace(theta, theta1, grid)
+        for x in (x1, x2)
+    )
     g0 = [_gradient(theta[:m], theta[m:], x) for x in (x1, x2)]
     g1 = [_gradient(theta1[:m], theta1[m:], x) for x in (x1, x2)]
     change = abs(g1[0] @ g1[1] - g0[0] @ g0[1])
@@ -356,22 +392,29 @@ class _Bottleneck(NamedTuple):
 
     x: np.ndarray
     mults: list[tuple[float, float]]
-    h1: np.ndarray        # first hidden layer, tanh(z1)
-    dh1: np.ndarray       # tanh'(z1)
-    s: np.ndarray         # weights into the bottleneck
-    alpha: float          # the bottleneck output tanh(z_b)
-    d_alpha: float        # tanh'(z_b)
-    u: np.ndarray         # weights out of the bottleneck
-    b2: np.ndarray        # biases of the wide layer above it
-    v: np.ndarray         # readout weights
+    h1: np.ndarray  # first hidden layer, tanh(z1)
+    dh1: np.ndarray  # tanh'(z1)
+    s: np.ndarray  # weights into the bottleneck
+    alpha: float  # the bottleneck output tanh(z_b)
+    d_alpha: float  # tanh'(z_b)
+    u: np.ndarray  # weights out of the bottleneck
+    b2: np.ndarray  # biases of the wide layer above it
+    v: np.ndarray  # readout weights
 
 
 def _bottleneck(net: Any, params: Any, x: ArrayLike, who: str) -> _Bottleneck:
     net = _check_net(net)
-    if (len(net.widths) != 5 or net.widths[2] != 1 or net.output_dim != 1 or net.activation.name != "tanh"
-            or net.parameterization != "ntk"):
-        raise ValueError(f"{who} needs a tanh net in the NTK parameterization with widths (d, m, 1, m', 1), "
-                         f"got widths {net.widths}, activation {net.activation.name!r}")
+    if (
+        len(net.widths) != 5
+        or net.widths[2] != 1
+        or net.output_dim != 1
+        or net.activation.name != "tanh"
+        or net.parameterization != "ntk"
+    ):
+        raise ValueError(
+            f"{who} needs a tanh net in the NTK parameterization with widths (d, m, 1, m', 1), "
+            f"got widths {net.widths}, activation {net.activation.name!r}"
+        )
     x = _check_input(net, params, x)
     mults = net.multipliers()
     (mw0, mb0), (mw1, mb1) = mults[:2]
@@ -379,7 +422,18 @@ def _bottleneck(net: Any, params: Any, x: ArrayLike, who: str) -> _Bottleneck:
     h1, dh1, _ = _tanh_derivatives(mw0 * (x @ p[0]["W"]) + mb0 * p[0]["b"])
     s = p[1]["W"][:, 0]
     alpha, d_alpha, _ = _tanh_derivatives(np.array(mw1 * (h1 @ s) + mb1 * p[1]["b"][0]))
-    return _Bottleneck(x, mults, h1, dh1, s, float(alpha), float(d_alpha), p[2]["W"][0], p[2]["b"], p[3]["W"][:, 0])
+    return _Bottleneck(
+        x,
+        mults,
+        h1,
+        dh1,
+        s,
+        float(alpha),
+        float(d_alpha),
+        p[2]["W"][0],
+        p[2]["b"],
+        p[3]["W"][:, 0],
+    )
 
 
 def bottleneck_mixed_block_norm(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
@@ -410,11 +464,18 @@ def bottleneck_mixed_block_norm(net: _nets.MLP, params: Any, x: ArrayLike) -> fl
     bn = _bottleneck(net, params, x, "bottleneck_mixed_block_norm")
     (mw0, mb0), (mw1, mb1), (mw2, mb2), (mw3, _) = bn.mults
     x, h1, dh1, s, alpha, u, v = bn.x, bn.h1, bn.dh1, bn.s, bn.alpha, bn.u, bn.v
-    low_sq = mw1**2 * (h1 @ h1) + mb1**2 + mw1**2 * np.sum(s**2 * dh1**2) * (mw0**2 * (x @ x) + mb0**2)
+    low_sq = (
+        mw1**2 * (h1 @ h1)
+        + mb1**2
+        + mw1**2 * np.sum(s**2 * dh1**2) * (mw0**2 * (x @ x) + mb0**2)
+    )
     _, d1, d2 = _tanh_derivatives(mw2 * u * alpha + mb2 * bn.b2)
-    up_sq = np.sum((mw3 * mw2 * u * d1) ** 2                                # d/dv_k of dG/dalpha
-                   + (mw3 * mw2 * v * (d1 + mw2 * u * alpha * d2)) ** 2     # d/du_k
-                   + (mw3 * mw2 * v * u * d2 * mb2) ** 2)                   # d/db_k
+    # d/dv_k of dG/dalpha
+    up_sq = np.sum(
+        (mw3 * mw2 * u * d1) ** 2
+        + (mw3 * mw2 * v * (d1 + mw2 * u * alpha * d2)) ** 2  # d/du_k
+        + (mw3 * mw2 * v * u * d2 * mb2) ** 2
+    )  # d/db_k
     return float(abs(bn.d_alpha) * np.sqrt(low_sq * up_sq))
 
 
@@ -453,7 +514,8 @@ def bottleneck_holder_bound(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
 
 
 # --------------------------------------------------------------------------- expected maxima
-_T_GRID = np.linspace(0.0, 12.0, 3001)  # the maxima below have negligible mass beyond 12
+# the maxima below have negligible mass beyond 12
+_T_GRID = np.linspace(0.0, 12.0, 3001)
 
 
 class MaxMoments(NamedTuple):
@@ -477,7 +539,8 @@ class MaxMoments(NamedTuple):
 def _max_moments(survival: np.ndarray, m: np.ndarray) -> MaxMoments:
     """Moments of the maximum of m i.i.d. copies of a variable >= 0 with survival function S
     on _T_GRID: E[max] = int (1 - (1 - S)^m) dt, E[max^2] = int 2t (1 - (1 - S)^m) dt."""
-    with np.errstate(divide="ignore"):  # S = 1 gives log 0 = -inf: (1 - S)^m = 0, as it should
+    # S = 1 gives log 0 = -inf: (1 - S)^m = 0, as it should
+    with np.errstate(divide="ignore"):
         tail = -np.expm1(m[:, None] * np.log1p(-np.clip(survival, 0.0, 1.0)))
     mean = np.trapezoid(tail, _T_GRID, axis=1)
     second = np.trapezoid(2.0 * _T_GRID * tail, _T_GRID, axis=1)
@@ -487,7 +550,9 @@ def _max_moments(survival: np.ndarray, m: np.ndarray) -> MaxMoments:
 def _widths(m: ArrayLike) -> np.ndarray:
     arr = as_host_float_array(m, name="m", ndim=(0, 1), nonempty=True)
     if np.any(arr < 1) or np.any(arr != np.round(arr)):
-        raise ValueError(f"m must hold positive integers (numbers of neurons), got {arr}")
+        raise ValueError(
+            f"m must hold positive integers (numbers of neurons), got {arr}"
+        )
     return np.atleast_1d(arr)
 
 
@@ -546,6 +611,8 @@ def max_block_norm_moments(m: ArrayLike, scale: float = 1.0) -> MaxMoments:
     t = _T_GRID[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         room = t - c**2 / np.where(t > 0, t, 1.0)
-        tail = np.where(spread > 0, scipy.special.erfc(room / (np.sqrt(2.0) * spread)), 0.0)
+        tail = np.where(
+            spread > 0, scipy.special.erfc(room / (np.sqrt(2.0) * spread)), 0.0
+        )
     survival = np.where(t <= c, 1.0, tail) @ weights
     return _max_moments(survival, widths)

@@ -20,8 +20,9 @@ same thing everywhere in the book.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from functools import partial
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.flatten_util
@@ -34,7 +35,13 @@ from . import nets as _nets
 from . import sampling as _sampling
 from . import training as _training
 from ._validation import (
-    as_float_array, as_host_float_array, check_choice, check_key, check_positive_int, check_range, check_real,
+    as_float_array,
+    as_host_float_array,
+    check_choice,
+    check_key,
+    check_positive_int,
+    check_range,
+    check_real,
 )
 
 __all__ = [
@@ -130,19 +137,33 @@ def kernel_change_run(
         >>> run.losses.shape, run.delta_k["linear"].shape
         ((2, 3), (2, 3))
     """
-    return kernel_change_runs(net, keys, x, targets,
-                              [dict(train_head=train_head, loss=loss, kernel_heads=kernel_heads)],
-                              lr=lr, steps=steps, every=every, scales=scales)[0]
+    return kernel_change_runs(
+        net,
+        keys,
+        x,
+        targets,
+        [dict(train_head=train_head, loss=loss, kernel_heads=kernel_heads)],
+        lr=lr,
+        steps=steps,
+        every=every,
+        scales=scales,
+    )[0]
 
 
-def _parse_config(net: _nets.MLP, cfg: Any) -> tuple[Callable, Callable, tuple[str, ...]]:
+def _parse_config(
+    net: _nets.MLP, cfg: Any
+) -> tuple[Callable, Callable, tuple[str, ...]]:
     if not isinstance(cfg, dict) or set(cfg) != {"train_head", "loss", "kernel_heads"}:
         raise ValueError(
             f"each entry of configs must be a dict with keys train_head, loss, kernel_heads; got {cfg!r}"
         )
     check_choice(cfg["loss"], ("cross_entropy", "square"), name="loss")
-    if isinstance(cfg["kernel_heads"], str) or not isinstance(cfg["kernel_heads"], (list, tuple)):
-        raise TypeError(f"kernel_heads must be a tuple of head names, got {cfg['kernel_heads']!r}")
+    if isinstance(cfg["kernel_heads"], str) or not isinstance(
+        cfg["kernel_heads"], (list, tuple)
+    ):
+        raise TypeError(
+            f"kernel_heads must be a tuple of head names, got {cfg['kernel_heads']!r}"
+        )
     for head in cfg["kernel_heads"]:
         try:
             _heads.head_fn(head)
@@ -152,7 +173,11 @@ def _parse_config(net: _nets.MLP, cfg: Any) -> tuple[Callable, Callable, tuple[s
         trained = _heads.model(net, cfg["train_head"])
     except (TypeError, ValueError) as err:
         raise type(err)(f"train_head: {err}") from None
-    loss_fn = _training.cross_entropy if cfg["loss"] == "cross_entropy" else _training.square_loss
+    loss_fn = (
+        _training.cross_entropy
+        if cfg["loss"] == "cross_entropy"
+        else _training.square_loss
+    )
     return trained, loss_fn, tuple(cfg["kernel_heads"])
 
 
@@ -197,7 +222,9 @@ def kernel_change_runs(
     net = _heads._check_net(net)
     x = as_float_array(x, name="x", ndim=2)
     if x.shape[1] != net.input_dim:
-        raise ValueError(f"x must have {net.input_dim} columns, got shape {tuple(x.shape)}")
+        raise ValueError(
+            f"x must have {net.input_dim} columns, got shape {tuple(x.shape)}"
+        )
     targets = as_float_array(targets, name="targets", ndim=2)
     if targets.shape != (x.shape[0], net.output_dim):
         raise ValueError(
@@ -210,16 +237,32 @@ def kernel_change_runs(
     if steps % every:
         raise ValueError(f"steps ({steps}) must be a multiple of every ({every})")
     if not isinstance(configs, (list, tuple)) or not configs:
-        raise ValueError("configs must be a non-empty list of dicts with train_head, loss and kernel_heads")
+        raise ValueError(
+            "configs must be a non-empty list of dicts with train_head, loss and kernel_heads"
+        )
     parsed = [_parse_config(net, cfg) for cfg in configs]
-    if not isinstance(keys, jax.Array) or keys.ndim != 1 or not jnp.issubdtype(keys.dtype, jax.dtypes.prng_key):
-        raise TypeError("keys must be a 1-D array of JAX PRNG keys, e.g. jax.random.split(jax.random.key(0), 3)")
+    if (
+        not isinstance(keys, jax.Array)
+        or keys.ndim != 1
+        or not jnp.issubdtype(keys.dtype, jax.dtypes.prng_key)
+    ):
+        raise TypeError(
+            "keys must be a 1-D array of JAX PRNG keys, e.g. jax.random.split(jax.random.key(0), 3)"
+        )
     centred = scales is not None
-    alphas = jnp.ones(keys.shape[0]) if scales is None else as_float_array(scales, name="scales", ndim=1)
+    alphas = (
+        jnp.ones(keys.shape[0])
+        if scales is None
+        else as_float_array(scales, name="scales", ndim=1)
+    )
     if alphas.shape != keys.shape:
-        raise ValueError(f"scales must hold one positive number per key ({keys.shape[0]}), got shape {alphas.shape}")
+        raise ValueError(
+            f"scales must hold one positive number per key ({keys.shape[0]}), got shape {alphas.shape}"
+        )
     check_range(alphas, name="scales", lo=0.0, lo_open=True)
-    params0 = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *[net.init(k) for k in keys])
+    params0 = jax.tree_util.tree_map(
+        lambda *a: jnp.stack(a), *[net.init(k) for k in keys]
+    )
 
     def one(params0, alpha, apply, loss_fn, kernel_heads):
         out0 = apply(params0, x)
@@ -231,21 +274,34 @@ def kernel_change_runs(
             return loss_fn(out, targets) / alpha**2
 
         def distance(params):
-            return jax.flatten_util.ravel_pytree(jax.tree_util.tree_map(jnp.subtract, params, params0))[0]
+            return jax.flatten_util.ravel_pytree(
+                jax.tree_util.tree_map(jnp.subtract, params, params0)
+            )[0]
 
         def observe(params):
             kernels = {h: _heads.head_ntk(net, params, x, h) for h in kernel_heads}
             return kernels, jnp.linalg.norm(distance(params))
 
-        traj = _training.descend(objective, params0, lr=lr, steps=steps, every=every, observe=observe)
+        traj = _training.descend(
+            objective, params0, lr=lr, steps=steps, every=every, observe=observe
+        )
         observed, path = traj.observed
         dk = {h: _training.relative_kernel_change(k, k[0]) for h, k in observed.items()}
         move = distance(traj.final_params)
         sup = {h: jnp.max(v) for h, v in dk.items()}
-        return traj.losses[::every], dk, sup, jnp.linalg.norm(move), jnp.max(jnp.abs(move)), path
+        return (
+            traj.losses[::every],
+            dk,
+            sup,
+            jnp.linalg.norm(move),
+            jnp.max(jnp.abs(move)),
+            path,
+        )
 
     def all_runs(params0, alphas):
-        return [jax.vmap(lambda p, a, c=c: one(p, a, *c))(params0, alphas) for c in parsed]
+        return [
+            jax.vmap(lambda p, a, c=c: one(p, a, *c))(params0, alphas) for c in parsed
+        ]
 
     return [KernelRun(*out) for out in jax.jit(all_runs)(params0, alphas)]
 
@@ -283,12 +339,21 @@ def _relu_net(params, x):
 
 @partial(jax.jit, static_argnames="steps")
 def _relu_train(params, x, y, lr, steps):
-    traj = _training.descend(lambda p: _training.square_loss(_relu_net(p, x), y), params, lr=lr, steps=steps)
+    traj = _training.descend(
+        lambda p: _training.square_loss(_relu_net(p, x), y), params, lr=lr, steps=steps
+    )
     return traj.final_params, traj.losses[-1]
 
 
-def relu_kernel_split(m: int, key: jax.Array, x: ArrayLike, y: ArrayLike, *, lr: float = 2.0,
-                      steps: int = 400) -> ReluSplit:
+def relu_kernel_split(
+    m: int,
+    key: jax.Array,
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    lr: float = 2.0,
+    steps: int = 400,
+) -> ReluSplit:
     """Train a one-hidden-layer ReLU network by gradient descent and split its kernel change at the kinks.
 
     f(x) = m^{-1/2} sum_i v_i relu(<w_i, x> sqrt(2/d)), w_i ~ N(0, I_d), v_i ~ N(0, 1), trained
@@ -322,24 +387,31 @@ def relu_kernel_split(m: int, key: jax.Array, x: ArrayLike, y: ArrayLike, *, lr:
     x = as_host_float_array(x, name="x", ndim=2, nonempty=True)
     y = as_host_float_array(y, name="y", ndim=1)
     if y.shape != (x.shape[0],):
-        raise ValueError(f"y must have one entry per row of x ({x.shape[0]}), got shape {y.shape}")
+        raise ValueError(
+            f"y must have one entry per row of x ({x.shape[0]}), got shape {y.shape}"
+        )
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps")
     d = x.shape[1]
     draws = np.asarray(_sampling.standard_normal(key, (m * (d + 1),)))
-    W0, v0 = draws[: m * d].reshape(m, d) * np.sqrt(2.0 / d), draws[m * d:]
+    W0, v0 = draws[: m * d].reshape(m, d) * np.sqrt(2.0 / d), draws[m * d :]
     final, loss = _relu_train({"W": W0, "v": v0}, x, y, lr, steps)
     W, v = np.asarray(final["W"]), np.asarray(final["v"])
 
     def kernel(W_, v_, pattern):
-        lin = (x @ W_.T) * pattern                                    # relu via the pattern
+        # relu via the pattern
+        lin = (x @ W_.T) * pattern
         return ((pattern * v_**2) @ pattern.T * (x @ x.T) + lin @ lin.T) / m
 
     p0, pT = (x @ W0.T > 0).astype(float), (x @ W.T > 0).astype(float)
     k0, kT, k_frz = kernel(W0, v0, p0), kernel(W, v, pT), kernel(W, v, p0)
     scale = np.linalg.norm(k0)
-    return ReluSplit(float(np.linalg.norm(kT - k_frz) / scale), float(np.linalg.norm(k_frz - k0) / scale),
-                     float(np.mean(p0 != pT)), float(loss))
+    return ReluSplit(
+        float(np.linalg.norm(kT - k_frz) / scale),
+        float(np.linalg.norm(k_frz - k0) / scale),
+        float(np.mean(p0 != pT)),
+        float(loss),
+    )
 
 
 # --------------------------------------------------------------------------- the width explorer
@@ -431,15 +503,22 @@ def first_units_width_sweep(
     check_key(key)
     max_width = check_positive_int(max_width, name="max_width")
     if isinstance(widths, (str, bytes)) or not isinstance(widths, Iterable):
-        raise TypeError(f"widths must be a sequence of positive integers, got {widths!r}")
+        raise TypeError(
+            f"widths must be a sequence of positive integers, got {widths!r}"
+        )
     widths = tuple(check_positive_int(m, name="widths[i]") for m in widths)
     if not widths or max(widths) > max_width:
-        raise ValueError(f"widths must be a non-empty tuple of widths <= max_width = {max_width}, got {widths}")
+        raise ValueError(
+            f"widths must be a non-empty tuple of widths <= max_width = {max_width}, got {widths}"
+        )
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps")
     w_scale = check_real(w_scale, name="w_scale", positive=True)
     n = x.size
-    theta0 = tuple(np.split(np.asarray(_sampling.standard_normal(key, (3 * max_width,))), 3))  # (w, b, v)
+    # (w, b, v)
+    theta0 = tuple(
+        np.split(np.asarray(_sampling.standard_normal(key, (3 * max_width,))), 3)
+    )
     both = np.concatenate([x, x_eval])
     units0 = np.tanh(w_scale * np.outer(both, theta0[0]) + theta0[1])
 
@@ -452,7 +531,9 @@ def first_units_width_sweep(
 
         def loss(theta):
             w, b, v = theta
-            return _training.square_loss(jnp.tanh(w_scale * jnp.outer(x_dev, w) + b) @ (s * v), y_dev)
+            return _training.square_loss(
+                jnp.tanh(w_scale * jnp.outer(x_dev, w) + b) @ (s * v), y_dev
+            )
 
         return _training.descend(loss, theta, lr=lr, steps=steps).final_params
 
@@ -464,17 +545,30 @@ def first_units_width_sweep(
         s = mask(m, np)
         w, b, v = (np.asarray(a) for a in train(m, theta0))
         f0, g0 = _units_outputs_and_gradients(both, units0, theta0[2], s)
-        fT, gT = _units_outputs_and_gradients(both, np.tanh(w_scale * np.outer(both, w) + b), v, s)
+        fT, gT = _units_outputs_and_gradients(
+            both, np.tanh(w_scale * np.outer(both, w) + b), v, s
+        )
         g0 = (w_scale * g0[0], g0[1], g0[2])
         gT = (w_scale * gT[0], gT[1], gT[2])
         k0, kT = (gram([g[:n] for g in gs], [g[:n] for g in gs]) for gs in (g0, gT))
-        slices0, slicesT = (gram([g[n:] for g in gs], [g[:n] for g in gs]) for gs in (g0, gT))
+        slices0, slicesT = (
+            gram([g[n:] for g in gs], [g[:n] for g in gs]) for gs in (g0, gT)
+        )
         lam, vecs = np.linalg.eigh(k0)
         big = lam > 1e-12
-        eta = lr / n                                     # the step on the summed loss
-        coef = np.where(big, (1.0 - (1.0 - eta * lam) ** steps) / np.where(big, lam, 1.0), eta * steps)
+        eta = lr / n  # the step on the summed loss
+        coef = np.where(
+            big,
+            (1.0 - (1.0 - eta * lam) ** steps) / np.where(big, lam, 1.0),
+            eta * steps,
+        )
         f_lin = f0[n:] - slices0 @ (vecs @ (coef * (vecs.T @ (f0[:n] - y))))
-        out[m] = UnitsFit(network=fT[n:], linearized=f_lin, slices0=slices0, slicesT=slicesT,
-                          delta_k=float(np.linalg.norm(kT - k0) / np.linalg.norm(k0)),
-                          loss=float(0.5 * np.mean((fT[:n] - y) ** 2)))
+        out[m] = UnitsFit(
+            network=fT[n:],
+            linearized=f_lin,
+            slices0=slices0,
+            slicesT=slicesT,
+            delta_k=float(np.linalg.norm(kT - k0) / np.linalg.norm(k0)),
+            loss=float(0.5 * np.mean((fT[:n] - y) ** 2)),
+        )
     return out

@@ -32,7 +32,14 @@ from jax.typing import ArrayLike
 
 from . import activations as _act
 from . import gaussian as _gaussian
-from ._validation import as_float_array, check_inputs_pair, check_positive_int, check_range, check_real, is_traced
+from ._validation import (
+    as_float_array,
+    check_inputs_pair,
+    check_positive_int,
+    check_range,
+    check_real,
+    is_traced,
+)
 
 __all__ = ["Kernels", "relu_nngp_sphere", "relu_ntk_sphere", "mlp_kernels", "TILE"]
 
@@ -109,7 +116,13 @@ def _cosine(xi: ArrayLike) -> jax.Array:
     """Validate a cosine of unit vectors (|xi| <= 1 up to rounding) and clip it to [-1, 1]."""
     xi = as_float_array(xi, name="xi")
     slack = float(np.sqrt(np.finfo(xi.dtype).eps))
-    check_range(xi, name="xi", lo=-1.0 - slack, hi=1.0 + slack, what="a cosine <x, x'> of unit vectors")
+    check_range(
+        xi,
+        name="xi",
+        lo=-1.0 - slack,
+        hi=1.0 + slack,
+        what="a cosine <x, x'> of unit vectors",
+    )
     return jnp.clip(xi, -1.0, 1.0)
 
 
@@ -181,7 +194,9 @@ def mlp_kernels(
     b2 = check_real(b_std, name="b_std", nonnegative=True) ** 2
     ow2 = check_real(out_w_std, name="out_w_std", nonnegative=True) ** 2
     ob2 = check_real(out_b_std, name="out_b_std", nonnegative=True) ** 2
-    return _recursion(a, b, depth, _gaussian.dual_fn(act, quadrature=quadrature), w2, b2, ow2, ob2)
+    return _recursion(
+        a, b, depth, _gaussian.dual_fn(act, quadrature=quadrature), w2, b2, ow2, ob2
+    )
 
 
 def _recursion(a, b, depth, duals, w2, b2, ow2, ob2) -> Kernels:
@@ -197,9 +212,13 @@ def _recursion(a, b, depth, duals, w2, b2, ow2, ob2) -> Kernels:
     if is_traced(a) or is_traced(b) or max(n1, n2) <= TILE:
         var_a = _layer_variances(a, depth, duals, *scalars)
         var_b = var_a if symmetric else _layer_variances(b, depth, duals, *scalars)
-        nngp, ntk = _kernel_tile(a, b, var_a, var_b, 0 if symmetric else n2, depth, duals, *scalars)
+        nngp, ntk = _kernel_tile(
+            a, b, var_a, var_b, 0 if symmetric else n2, depth, duals, *scalars
+        )
         return Kernels(nngp, ntk)
-    return _tiled_recursion(np.asarray(a), np.asarray(b), symmetric, depth, duals, scalars)
+    return _tiled_recursion(
+        np.asarray(a), np.asarray(b), symmetric, depth, duals, scalars
+    )
 
 
 TILE = 2048
@@ -207,12 +226,19 @@ TILE = 2048
 compiled call: memory stays at a few tiles besides the result (10000 inputs: 2 x 0.8 GB)."""
 
 
-def _tiled_recursion(a: np.ndarray, b: np.ndarray, symmetric: bool, depth, duals, scalars) -> Kernels:
+def _tiled_recursion(
+    a: np.ndarray, b: np.ndarray, symmetric: bool, depth, duals, scalars
+) -> Kernels:
     n1, n2 = a.shape[0], b.shape[0]
-    a_pad = _pad_rows(a, TILE)  # repeated last rows: every tile has one shape, one compilation
+    # repeated last rows: every tile has one shape, one compilation
+    a_pad = _pad_rows(a, TILE)
     b_pad = a_pad if symmetric else _pad_rows(b, TILE)
     var_a = np.asarray(_layer_variances(a_pad, depth, duals, *scalars))
-    var_b = var_a if symmetric else np.asarray(_layer_variances(b_pad, depth, duals, *scalars))
+    var_b = (
+        var_a
+        if symmetric
+        else np.asarray(_layer_variances(b_pad, depth, duals, *scalars))
+    )
     nngp = np.empty((n1, n2), dtype=var_a.dtype)
     ntk = np.empty_like(nngp)
 
@@ -224,12 +250,23 @@ def _tiled_recursion(a: np.ndarray, b: np.ndarray, symmetric: bool, depth, duals
             if symmetric and j > i:
                 out[cols, rows] = block.T
 
-    pending = None  # the tile being computed while the previous one is copied to the result
+    # the tile being computed while the previous one is copied to the result
+    pending = None
     for i in range(0, n1, TILE):
         for j in range(i if symmetric else 0, n2, TILE):
-            offset = 0 if symmetric and i == j else TILE  # a tile's diagonal: row + offset == column
-            tiles = _kernel_tile(a_pad[i:i + TILE], b_pad[j:j + TILE], var_a[:, i:i + TILE], var_b[:, j:j + TILE],
-                                 offset, depth, duals, *scalars)  # dispatched asynchronously
+            # a tile's diagonal: row + offset == column
+            offset = 0 if symmetric and i == j else TILE
+            tiles = _kernel_tile(
+                a_pad[i : i + TILE],
+                b_pad[j : j + TILE],
+                var_a[:, i : i + TILE],
+                var_b[:, j : j + TILE],
+                # dispatched asynchronously
+                offset,
+                depth,
+                duals,
+                *scalars,
+            )
             if pending is not None:
                 store(*pending)
             pending = (i, j, tiles)
@@ -261,7 +298,9 @@ def _kernel_tile(a, b, var_a, var_b, diag_offset, depth, duals, w2, b2, ow2, ob2
     covariance is set to the variance at every layer, so their correlation is exactly 1.
     """
     k12 = w2 * (a @ b.T) / a.shape[1] + b2
-    on_diagonal = jnp.arange(a.shape[0])[:, None] + diag_offset == jnp.arange(b.shape[0])[None, :]
+    on_diagonal = (
+        jnp.arange(a.shape[0])[:, None] + diag_offset == jnp.arange(b.shape[0])[None, :]
+    )
     ntk12 = k12
     for layer in range(depth):
         weight, bias = (ow2, ob2) if layer == depth - 1 else (w2, b2)

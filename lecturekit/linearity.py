@@ -18,11 +18,22 @@ from __future__ import annotations
 from .datasets import synthetic_classes
 from .heads import head_fn, head_ntk, model
 from .hessian_structure import (
-    bottleneck_mixed_block_norm, gaussian_max_abs_moments, layer_output_gradients, max_block_norm_moments,
-    mlp_hessian_norm, norm_221, one_hidden_layer_hessian_eigenvalues, one_hidden_layer_hessian_norm,
+    bottleneck_mixed_block_norm,
+    gaussian_max_abs_moments,
+    layer_output_gradients,
+    max_block_norm_moments,
+    mlp_hessian_norm,
+    norm_221,
+    one_hidden_layer_hessian_eigenvalues,
+    one_hidden_layer_hessian_norm,
 )
 from .kernel_change import (
-    KernelRun, ReluSplit, first_units_width_sweep, kernel_change_run, kernel_change_runs, relu_kernel_split,
+    KernelRun,
+    ReluSplit,
+    first_units_width_sweep,
+    kernel_change_run,
+    kernel_change_runs,
+    relu_kernel_split,
 )
 
 __all__: list[str] = []

@@ -27,7 +27,8 @@ G v and R v at the cost of a few forward and backward passes, for any size.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -35,8 +36,16 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from ._validation import (
-    as_class_labels, as_float_array, as_host_float_array, check_callable, check_choice, check_params_pytree,
-    check_positive_int, check_same_structure, host_ravel, is_traced,
+    as_class_labels,
+    as_float_array,
+    as_host_float_array,
+    check_callable,
+    check_choice,
+    check_params_pytree,
+    check_positive_int,
+    check_same_structure,
+    host_ravel,
+    is_traced,
 )
 
 __all__ = [
@@ -80,7 +89,9 @@ _NO_TARGETS = object()
 
 def _check(apply, params, x, y, loss):
     if y is None:
-        raise TypeError("y must be an array of targets of shape (n, k) or (n,), got None")
+        raise TypeError(
+            "y must be an array of targets of shape (n, k) or (n,), got None"
+        )
     check_callable(apply, name="apply", what="a model apply(params, x)")
     check_params_pytree(params)
     x = as_float_array(x, name="x", ndim=2, nonempty=True)
@@ -96,7 +107,11 @@ def _check(apply, params, x, y, loss):
         if got != shape:
             raise ValueError(f"y must have the shape of the outputs {shape}, got {got}")
         # reshape on the host when possible: an eager JAX reshape would compile a program
-        y = y.reshape(shape) if is_traced(y) else jax.device_put(np.asarray(y).reshape(shape))
+        y = (
+            y.reshape(shape)
+            if is_traced(y)
+            else jax.device_put(np.asarray(y).reshape(shape))
+        )
     return x, y, loss
 
 
@@ -104,11 +119,15 @@ def _check_size(params, max_params):
     max_params = check_positive_int(max_params, name="max_params")
     size = sum(int(np.size(leaf)) for leaf in jax.tree_util.tree_leaves(params))
     if size > max_params:
-        raise ValueError(f"a dense P x P matrix with P = {size} exceeds max_params = {max_params}; "
-                         "use gauss_newton_product / residual_product (matrix-free) instead")
+        raise ValueError(
+            f"a dense P x P matrix with P = {size} exceeds max_params = {max_params}; "
+            "use gauss_newton_product / residual_product (matrix-free) instead"
+        )
 
 
-def loss_value(apply: Callable, params: Any, x: Any, y: Any, *, loss: str = "square") -> jax.Array:
+def loss_value(
+    apply: Callable, params: Any, x: Any, y: Any, *, loss: str = "square"
+) -> jax.Array:
     """The training loss L(theta) = (1/n) sum_i l(f_i, y_i) of the module's convention.
 
     Args:
@@ -156,8 +175,15 @@ class Decomposition(NamedTuple):
     residual: jax.Array
 
 
-def decompose(apply: Callable, params: Any, x: Any, y: Any, *, loss: str = "square",
-              max_params: int = 4096) -> Decomposition:
+def decompose(
+    apply: Callable,
+    params: Any,
+    x: Any,
+    y: Any,
+    *,
+    loss: str = "square",
+    max_params: int = 4096,
+) -> Decomposition:
     """The Hessian of the loss and its Gauss-Newton and residual parts, each computed on its own.
 
     The three matrices come from three separate computations (so ``hessian - gauss_newton
@@ -201,7 +227,9 @@ def _unravel_fn(structure):
     offsets = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
 
     def unravel(theta):
-        parts = [theta[offsets[i]:offsets[i + 1]].reshape(s) for i, s in enumerate(shapes)]
+        parts = [
+            theta[offsets[i] : offsets[i + 1]].reshape(s) for i, s in enumerate(shapes)
+        ]
         return jax.tree_util.tree_unflatten(treedef, parts)
 
     return unravel
@@ -215,14 +243,18 @@ def _decompose_fn(apply, structure, loss):
 
     @jax.jit
     def run(t, x, y):
-        out = lambda s: _outputs(apply, unravel(s), x)  # noqa: E731
+        out = lambda s: _outputs(apply, unravel(s), x)
         n = x.shape[0]
         hess = jax.hessian(lambda s: jnp.mean(_per_example(loss, out(s), y)))(t)
         f = out(t)
-        jac = jax.jacrev(out)(t)                               # (n, k, P)
-        a = jax.vmap(jax.hessian(lambda fi, yi: _per_example(loss, fi[None], yi[None])[0]))(f, y)
+        jac = jax.jacrev(out)(t)  # (n, k, P)
+        a = jax.vmap(
+            jax.hessian(lambda fi, yi: _per_example(loss, fi[None], yi[None])[0])
+        )(f, y)
         gn = jnp.einsum("iap,iab,ibq->pq", jac, a, jac) / n
-        r = jax.vmap(jax.grad(lambda fi, yi: _per_example(loss, fi[None], yi[None])[0]))(f, y)
+        r = jax.vmap(
+            jax.grad(lambda fi, yi: _per_example(loss, fi[None], yi[None])[0])
+        )(f, y)
         res = jax.hessian(lambda s: jnp.sum(r * out(s)) / n)(t)
         return hess, gn, res
 
@@ -236,8 +268,9 @@ def _products(apply, params, x, y, loss, v):
     return x, y, loss
 
 
-def gauss_newton_product(apply: Callable, params: Any, x: Any, y: Any, v: Any, *,
-                         loss: str = "square") -> Any:
+def gauss_newton_product(
+    apply: Callable, params: Any, x: Any, y: Any, v: Any, *, loss: str = "square"
+) -> Any:
     """G v = (1/n) sum_i J_i^T A_i (J_i v), matrix-free: one jvp, the loss Hessian, one vjp.
 
     Args:
@@ -262,15 +295,16 @@ def gauss_newton_product(apply: Callable, params: Any, x: Any, y: Any, v: Any, *
         [1.5, 3.5]
     """
     x, y, loss = _products(apply, params, x, y, loss, v)
-    out = lambda p: _outputs(apply, p, x)  # noqa: E731
+    out = lambda p: _outputs(apply, p, x)
     f, jv = jax.jvp(out, (params,), (v,))
-    lf = lambda g: jnp.mean(_per_example(loss, g, y))  # noqa: E731
-    a_jv = jax.jvp(jax.grad(lf), (f,), (jv,))[1]          # (1/n) A_i J_i v, row by row
+    lf = lambda g: jnp.mean(_per_example(loss, g, y))
+    a_jv = jax.jvp(jax.grad(lf), (f,), (jv,))[1]  # (1/n) A_i J_i v, row by row
     return jax.vjp(out, params)[1](a_jv)[0]
 
 
-def residual_product(apply: Callable, params: Any, x: Any, y: Any, v: Any, *,
-                     loss: str = "square") -> Any:
+def residual_product(
+    apply: Callable, params: Any, x: Any, y: Any, v: Any, *, loss: str = "square"
+) -> Any:
     """R v = (1/n) sum_ia r_ia nabla^2 f_ia v with r_ia = d l / d f_ia fixed, matrix-free.
 
     Args:
@@ -294,13 +328,17 @@ def residual_product(apply: Callable, params: Any, x: Any, y: Any, v: Any, *,
         [0.0, 0.0]
     """
     x, y, loss = _products(apply, params, x, y, loss, v)
-    out = lambda p: _outputs(apply, p, x)  # noqa: E731
+    out = lambda p: _outputs(apply, p, x)
     f = out(params)
-    r = jax.grad(lambda g: jnp.mean(_per_example(loss, g, y)))(f)    # r_ia / n
-    return jax.jvp(jax.grad(lambda p: jnp.sum(jax.lax.stop_gradient(r) * out(p))), (params,), (v,))[1]
+    r = jax.grad(lambda g: jnp.mean(_per_example(loss, g, y)))(f)  # r_ia / n
+    return jax.jvp(
+        jax.grad(lambda p: jnp.sum(jax.lax.stop_gradient(r) * out(p))), (params,), (v,)
+    )[1]
 
 
-def fisher_information(apply: Callable, params: Any, x: Any, *, max_params: int = 4096) -> jax.Array:
+def fisher_information(
+    apply: Callable, params: Any, x: Any, *, max_params: int = 4096
+) -> jax.Array:
     """Fisher information of the model's label distribution, from its scores (dense, P x P).
 
     F = (1/n) sum_i sum_c p_ic g_ic g_ic^T with p_i = softmax of the logits at x_i (for a
@@ -331,8 +369,10 @@ def fisher_information(apply: Callable, params: Any, x: Any, *, max_params: int 
 
     @jax.jit
     def run(t):
-        logp = lambda s: jax.nn.log_softmax(_logits2(_outputs(apply, unravel(s), x)), axis=1)  # noqa: E731
-        scores = jax.jacrev(logp)(t)                          # (n, c, P)
+        logp = lambda s: jax.nn.log_softmax(
+            _logits2(_outputs(apply, unravel(s), x)), axis=1
+        )
+        scores = jax.jacrev(logp)(t)  # (n, c, P)
         p = jnp.exp(logp(t))
         return jnp.einsum("ic,icp,icq->pq", p, scores, scores) / x.shape[0]
 
@@ -368,8 +408,9 @@ class ClassDecomposition(NamedTuple):
     means: np.ndarray
 
 
-def class_decomposition(apply: Callable, params: Any, x: Any, labels: Any, *,
-                        max_params: int = 4096) -> ClassDecomposition:
+def class_decomposition(
+    apply: Callable, params: Any, x: Any, labels: Any, *, max_params: int = 4096
+) -> ClassDecomposition:
     """A three-level split (after Papyan) of the Gauss-Newton matrix of a C-class softmax model.
 
     G = (1/n) sum_i sum_c' p_ic' g_ic' g_ic'^T (scores g_ic' = J_i^T (e_c' - p_i)) is a
@@ -415,18 +456,24 @@ def class_decomposition(apply: Callable, params: Any, x: Any, labels: Any, *,
     labels, _ = as_class_labels(labels, n=x.shape[0], num_classes=c)
     flat, _ = ravel_pytree(params)
     scores, logp = _scores_fn(apply, _structure(params))(flat, x)
-    scores = np.asarray(scores, dtype=np.float64)                             # (n, C, P)
-    w = np.exp(np.asarray(logp, dtype=np.float64)) / x.shape[0]               # (n, C)
-    onehot = np.eye(c)[labels]                                                # (n, C)
-    weights = onehot.T @ w                                                    # W[c, c']
+    # (n, C, P)
+    scores = np.asarray(scores, dtype=np.float64)
+    w = np.exp(np.asarray(logp, dtype=np.float64)) / x.shape[0]  # (n, C)
+    onehot = np.eye(c)[labels]  # (n, C)
+    weights = onehot.T @ w  # W[c, c']
     means = np.einsum("ic,id,idp->cdp", onehot, w, scores) / weights[:, :, None]
-    gram = lambda rows: rows.T @ rows  # noqa: E731  (sum of outer products, by BLAS)
+    gram = lambda rows: rows.T @ rows  # (sum of outer products, by BLAS)
     gn = gram((np.sqrt(w)[:, :, None] * scores).reshape(-1, scores.shape[2]))
-    within = gram((np.sqrt(w)[:, :, None] * (scores - means[labels])).reshape(-1, scores.shape[2]))
+    within = gram(
+        (np.sqrt(w)[:, :, None] * (scores - means[labels])).reshape(-1, scores.shape[2])
+    )
     between = gram((np.sqrt(weights)[:, :, None] * means).reshape(-1, scores.shape[2]))
-    diagonal = means[np.arange(c), np.arange(c)]                               # mu_cc, (C, P)
+    # mu_cc, (C, P)
+    diagonal = means[np.arange(c), np.arange(c)]
     class_term = gram(np.sqrt(np.diag(weights))[:, None] * diagonal)
-    return ClassDecomposition(gn, class_term, between - class_term, within, weights, means)
+    return ClassDecomposition(
+        gn, class_term, between - class_term, within, weights, means
+    )
 
 
 @functools.lru_cache(maxsize=32)
@@ -435,7 +482,7 @@ def _scores_fn(apply, structure):
 
     @jax.jit
     def run(t, x):
-        logp = lambda s: jax.nn.log_softmax(_outputs(apply, unravel(s), x), axis=1)  # noqa: E731
+        logp = lambda s: jax.nn.log_softmax(_outputs(apply, unravel(s), x), axis=1)
         return jax.jacrev(logp)(t), logp(t)
 
     return run
@@ -459,16 +506,20 @@ def subspace_overlap(vector: Any, basis: Any) -> float:
         0.36
     """
     check_params_pytree(vector, name="vector")
-    host = lambda tree: host_ravel(tree).astype(np.float64)  # noqa: E731  (nothing compiled)
+    host = lambda tree: host_ravel(tree).astype(np.float64)  # (nothing compiled)
     g = host(vector)
     if isinstance(basis, (list, tuple)):
         if not basis:
             raise ValueError("basis must hold at least one vector")
         v = np.stack([host(b) for b in basis])
     else:
-        v = np.atleast_2d(as_host_float_array(basis, name="basis", ndim=(1, 2), nonempty=True))
+        v = np.atleast_2d(
+            as_host_float_array(basis, name="basis", ndim=(1, 2), nonempty=True)
+        )
     if v.shape[1] != g.size:
-        raise ValueError(f"basis vectors must have {g.size} entries (like vector), got {v.shape[1]}")
+        raise ValueError(
+            f"basis vectors must have {g.size} entries (like vector), got {v.shape[1]}"
+        )
     norm = float(g @ g)
     if norm == 0.0:
         raise ValueError("vector must be non-zero")

@@ -59,8 +59,9 @@ returns shape (n,), a k-output network (n, k).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -71,7 +72,12 @@ from . import activations as _act
 from . import kernels as _kernels
 from . import sampling as _sampling
 from ._validation import (
-    as_float_array, check_choice, check_inputs_pair, check_key, check_params_pytree, check_positive_int, check_real,
+    as_float_array,
+    check_choice,
+    check_inputs_pair,
+    check_params_pytree,
+    check_positive_int,
+    check_real,
 )
 
 __all__ = ["mlp", "MLP", "Backward", "sub_network", "unstack"]
@@ -155,7 +161,10 @@ class MLP:
             return [(1.0, 1.0)] * (self.depth + 1)
         if self.parameterization == "mup":
             return self._mup_multipliers()
-        mults = [(w / fan_in**0.5, b) for (w, b), fan_in in zip(self.layer_stds(), self.widths[:-1])]
+        mults = [
+            (w / fan_in**0.5, b)
+            for (w, b), fan_in in zip(self.layer_stds(), self.widths[:-1])
+        ]
         if self.parameterization == "mean_field":
             mults[-1] = (self.out_w_std / self.widths[-2], self.out_b_std)
         return mults
@@ -184,16 +193,23 @@ class MLP:
         """
         fans = list(zip(self.widths[:-1], self.widths[1:]))
         if self.parameterization == "standard":
-            return [(w / n_in**0.5, b) for (w, b), (n_in, _) in zip(self.layer_stds(), fans)]
+            return [
+                (w / n_in**0.5, b) for (w, b), (n_in, _) in zip(self.layer_stds(), fans)
+            ]
         if self.parameterization == "mup":
-            hidden = [(n_out**-0.5 if layer == 0 else n_in**-0.5, n_out**-0.5)
-                      for layer, (n_in, n_out) in enumerate(fans[:-1])]
+            hidden = [
+                (n_out**-0.5 if layer == 0 else n_in**-0.5, n_out**-0.5)
+                for layer, (n_in, n_out) in enumerate(fans[:-1])
+            ]
             return hidden + [(fans[-1][0] ** -0.5, 1.0)]
         return [(1.0, 1.0)] * (self.depth + 1)
 
     def num_params(self) -> int:
         """Number of parameters P: all weights and biases of all dense layers."""
-        return sum(n_in * n_out + n_out for n_in, n_out in zip(self.widths[:-1], self.widths[1:]))
+        return sum(
+            n_in * n_out + n_out
+            for n_in, n_out in zip(self.widths[:-1], self.widths[1:])
+        )
 
     # ----------------------------------------------------------------- init / apply
     def init(self, key: jax.Array, dtype: Any = None) -> Params:
@@ -254,28 +270,42 @@ class MLP:
     def _cut(self, flat: np.ndarray | jax.Array) -> Params:
         """Rows (..., num_params) of N(0, 1) numbers -> parameters with the law of init."""
         lead, params, start = flat.shape[:-1], [], 0
-        for (n_in, n_out), (w_std, b_std) in zip(zip(self.widths[:-1], self.widths[1:]), self.layer_stds()):
-            w = flat[..., start:start + n_in * n_out].reshape(lead + (n_in, n_out))
-            b = flat[..., start + n_in * n_out:start + n_in * n_out + n_out]
+        for (n_in, n_out), (w_std, b_std) in zip(
+            zip(self.widths[:-1], self.widths[1:]), self.layer_stds()
+        ):
+            w = flat[..., start : start + n_in * n_out].reshape(lead + (n_in, n_out))
+            b = flat[..., start + n_in * n_out : start + n_in * n_out + n_out]
             start += n_in * n_out + n_out
             if self.parameterization == "standard":
                 w, b = w * (w_std / n_in**0.5), b * b_std
             params.append({"W": w, "b": b})
         if self.parameterization == "mup":
-            params = [{"W": layer["W"] * sw, "b": layer["b"] * sb}
-                      for layer, (sw, sb) in zip(params, self.init_stds())]
+            params = [
+                {"W": layer["W"] * sw, "b": layer["b"] * sb}
+                for layer, (sw, sb) in zip(params, self.init_stds())
+            ]
         return jax.device_put(params) if isinstance(flat, np.ndarray) else params
 
     def check_params(self, params: Any) -> None:
         """Raise a clear error unless ``params`` has this network's structure and shapes, floating
         leaves, and (for concrete arrays) finite entries."""
         if not isinstance(params, (list, tuple)) or len(params) != self.depth + 1:
-            got = f"length {len(params)}" if isinstance(params, (list, tuple)) else type(params).__name__
-            raise ValueError(f"params must be a list of {self.depth + 1} layer dicts (from net.init), got {got}")
-        for i, (layer, n_in, n_out) in enumerate(zip(params, self.widths[:-1], self.widths[1:])):
+            got = (
+                f"length {len(params)}"
+                if isinstance(params, (list, tuple))
+                else type(params).__name__
+            )
+            raise ValueError(
+                f"params must be a list of {self.depth + 1} layer dicts (from net.init), got {got}"
+            )
+        for i, (layer, n_in, n_out) in enumerate(
+            zip(params, self.widths[:-1], self.widths[1:])
+        ):
             if not isinstance(layer, dict) or set(layer) != {"W", "b"}:
                 raise ValueError(f"params[{i}] must be a dict with keys 'W' and 'b'")
-            if tuple(jnp.shape(layer["W"])) != (n_in, n_out) or tuple(jnp.shape(layer["b"])) != (n_out,):
+            if tuple(jnp.shape(layer["W"])) != (n_in, n_out) or tuple(
+                jnp.shape(layer["b"])
+            ) != (n_out,):
                 raise ValueError(
                     f"params[{i}] must have W of shape {(n_in, n_out)} and b of shape {(n_out,)}, "
                     f"got {tuple(jnp.shape(layer['W']))} and {tuple(jnp.shape(layer['b']))}"
@@ -290,7 +320,9 @@ class MLP:
             )
         return x
 
-    def forward(self, params: Params, x: ArrayLike) -> tuple[list[jax.Array], list[jax.Array], jax.Array]:
+    def forward(
+        self, params: Params, x: ArrayLike
+    ) -> tuple[list[jax.Array], list[jax.Array], jax.Array]:
         """Pre-activations z^(l), layer inputs h^(l-1) (h^(0) = x) and the output.
 
         Returns (zs, hs, out): zs[l] and hs[l] are the pre-activation of dense layer l+1
@@ -305,14 +337,18 @@ class MLP:
             zs.append(z)
             if i < self.depth:
                 h = self.activation.fn(z)
-        out = zs[-1] if self.output_activation is None else self.output_activation.fn(zs[-1])
+        out = (
+            zs[-1]
+            if self.output_activation is None
+            else self.output_activation.fn(zs[-1])
+        )
         return zs, hs, (out[:, 0] if self.output_dim == 1 else out)
 
     def apply(self, params: Params, x: ArrayLike) -> jax.Array:
         """The network on a batch: x of shape (n, d) -> (n,) (scalar output) or (n, k)."""
         return self.forward(params, x)[2]
 
-    def backward(self, params: Params, x: ArrayLike) -> "Backward":
+    def backward(self, params: Params, x: ArrayLike) -> Backward:
         """One forward and one backward pass: every layer's input and output gradient.
 
         For dense layer l (l = 1 ... depth + 1, the readout last) with forward multipliers
@@ -402,13 +438,21 @@ class MLP:
         return self._recursion(x1, x2)
 
     def _par_name(self) -> str:
-        return {"mean_field": "mean-field", "mup": "muP"}.get(self.parameterization, self.parameterization)
+        return {"mean_field": "mean-field", "mup": "muP"}.get(
+            self.parameterization, self.parameterization
+        )
 
     def _recursion(self, x1: ArrayLike, x2: ArrayLike | None) -> _kernels.Kernels:
         a, b = check_inputs_pair(x1, x2, dim=self.input_dim)
         return _kernels.mlp_kernels(
-            a, None if x2 is None else b, depth=self.depth, activation=self.activation, w_std=self.w_std,
-            b_std=self.b_std, out_w_std=self.out_w_std, out_b_std=self.out_b_std,
+            a,
+            None if x2 is None else b,
+            depth=self.depth,
+            activation=self.activation,
+            w_std=self.w_std,
+            b_std=self.b_std,
+            out_w_std=self.out_w_std,
+            out_b_std=self.out_b_std,
         )
 
 
@@ -454,8 +498,12 @@ def mlp(
                [0.55, 1.  ]])
     """
     if isinstance(widths, (str, bytes)) or not hasattr(widths, "__len__"):
-        raise TypeError(f"widths must be a sequence of integers (d, n_1, ..., n_L, k), got {widths!r}")
-    widths = tuple(check_positive_int(w, name=f"widths[{i}]") for i, w in enumerate(widths))
+        raise TypeError(
+            f"widths must be a sequence of integers (d, n_1, ..., n_L, k), got {widths!r}"
+        )
+    widths = tuple(
+        check_positive_int(w, name=f"widths[{i}]") for i, w in enumerate(widths)
+    )
     if len(widths) < 3:
         raise ValueError(
             f"widths must list the input dimension, at least one hidden width and the output "
@@ -470,7 +518,9 @@ def mlp(
         out_w_std=check_real(out_w_std, name="out_w_std", nonnegative=True),
         out_b_std=check_real(out_b_std, name="out_b_std", nonnegative=True),
         parameterization=parameterization,
-        output_activation=None if output_activation is None else _act.get(output_activation, name="output_activation"),
+        output_activation=None
+        if output_activation is None
+        else _act.get(output_activation, name="output_activation"),
     )
 
 
@@ -503,10 +553,21 @@ def sub_network(params: Params, width: int, block: int = 0) -> Params:
     units = slice(block * width, (block + 1) * width)
     hidden = min(np.shape(layer["W"])[-1] for layer in params[:-1])
     if units.stop > hidden:
-        raise ValueError(f"block {block} of width {width} needs {units.stop} hidden units, the network has {hidden}")
+        raise ValueError(
+            f"block {block} of width {width} needs {units.stop} hidden units, the network has {hidden}"
+        )
     last = len(params) - 1
-    return [{"W": layer["W"][..., slice(None) if i == 0 else units, units if i < last else slice(None)],
-             "b": layer["b"][..., units] if i < last else layer["b"]} for i, layer in enumerate(params)]
+    return [
+        {
+            "W": layer["W"][
+                ...,
+                slice(None) if i == 0 else units,
+                units if i < last else slice(None),
+            ],
+            "b": layer["b"][..., units] if i < last else layer["b"],
+        }
+        for i, layer in enumerate(params)
+    ]
 
 
 def unstack(params: Params) -> list[Params]:
@@ -531,11 +592,20 @@ def unstack(params: Params) -> list[Params]:
         (3, (2, 8), 'ndarray')
     """
     _check_mlp_layers(params)
-    host = [{"W": np.asarray(layer["W"]), "b": np.asarray(layer["b"])} for layer in params]
+    host = [
+        {"W": np.asarray(layer["W"]), "b": np.asarray(layer["b"])} for layer in params
+    ]
     shape = host[0]["W"].shape
-    if len(shape) != 3 or any(layer["W"].ndim != 3 or layer["b"].ndim != 2 for layer in host):
-        raise ValueError(f"params must have exactly one leading (network) axis, got W of shape {shape}")
-    return [[{"W": layer["W"][i], "b": layer["b"][i]} for layer in host] for i in range(shape[0])]
+    if len(shape) != 3 or any(
+        layer["W"].ndim != 3 or layer["b"].ndim != 2 for layer in host
+    ):
+        raise ValueError(
+            f"params must have exactly one leading (network) axis, got W of shape {shape}"
+        )
+    return [
+        [{"W": layer["W"][i], "b": layer["b"][i]} for layer in host]
+        for i in range(shape[0])
+    ]
 
 
 def _check_mlp_layers(params: Any) -> None:
@@ -543,7 +613,9 @@ def _check_mlp_layers(params: Any) -> None:
     dicts of W (..., n_in, n_out) and b (..., n_out) that chain, floating and (if concrete)
     finite; leading batch axes are allowed."""
     if not isinstance(params, (list, tuple)) or len(params) < 2:
-        raise ValueError("params must be the list of layer dicts of an MLP with at least one hidden layer")
+        raise ValueError(
+            "params must be the list of layer dicts of an MLP with at least one hidden layer"
+        )
     for i, layer in enumerate(params):
         if not isinstance(layer, dict) or set(layer) != {"W", "b"}:
             raise ValueError(f"params[{i}] must be a dict with keys 'W' and 'b'")
@@ -552,8 +624,12 @@ def _check_mlp_layers(params: Any) -> None:
     for i, layer in enumerate(params):
         w, b = np.shape(layer["W"]), np.shape(layer["b"])
         if len(w) < 2 or len(b) < 1 or w[-1] != b[-1] or w[:-2] != b[:-1]:
-            raise ValueError(f"params[{i}] must have W of shape (..., n_in, n_out) and b of shape (..., n_out), "
-                             f"got {w} and {b}")
+            raise ValueError(
+                f"params[{i}] must have W of shape (..., n_in, n_out) and b of shape (..., n_out), "
+                f"got {w} and {b}"
+            )
         if previous is not None and w[-2] != previous:
-            raise ValueError(f"params[{i}]['W'] must have {previous} rows (the width of layer {i - 1}), got shape {w}")
+            raise ValueError(
+                f"params[{i}]['W'] must have {previous} rows (the width of layer {i - 1}), got shape {w}"
+            )
         previous = w[-1]

@@ -78,5 +78,6 @@ def tqdm(*args, **kwargs):
     """
     from tqdm.auto import tqdm as auto_tqdm
 
-    kwargs.setdefault("disable", _bars_disabled())  # read now: tqdm reads TQDM_* once, at import
+    # read now: tqdm reads TQDM_* once, at import
+    kwargs.setdefault("disable", _bars_disabled())
     return auto_tqdm(*args, **kwargs)

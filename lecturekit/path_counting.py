@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from functools import partial
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -42,16 +43,39 @@ from . import sampling as _sampling
 from . import stats as _stats
 from . import training as _training
 from ._validation import (
-    as_float_array, as_host_float_array, check_choice, check_key, check_params_pytree, check_positive_int,
+    as_float_array,
+    as_host_float_array,
+    check_choice,
+    check_key,
+    check_params_pytree,
+    check_positive_int,
     check_real,
 )
 
-__all__ = ["relu_network", "beta", "derivative_moments", "ntk_diagonal_mean", "enumerate_paths",
-           "path_expansion", "input_gradients", "transform_weights", "ntk_layer_terms",
-           "input_gradient_ensemble", "ntk_diagonal_ensemble", "relative_second_moment",
-           "DerivativeMoments", "TrainedChange", "trained_kernel_change", "SignCensus", "sign_census",
-           "derivative_law_sample", "ratio_estimate", "layer_factor_ratio", "layer_product_moment",
-           "part_ratio_stderr"]
+__all__ = [
+    "relu_network",
+    "beta",
+    "derivative_moments",
+    "ntk_diagonal_mean",
+    "enumerate_paths",
+    "path_expansion",
+    "input_gradients",
+    "transform_weights",
+    "ntk_layer_terms",
+    "input_gradient_ensemble",
+    "ntk_diagonal_ensemble",
+    "relative_second_moment",
+    "DerivativeMoments",
+    "TrainedChange",
+    "trained_kernel_change",
+    "SignCensus",
+    "sign_census",
+    "derivative_law_sample",
+    "ratio_estimate",
+    "layer_factor_ratio",
+    "layer_product_moment",
+    "part_ratio_stderr",
+]
 
 LAWS = ("gaussian", "uniform", "rademacher")
 MAX_PATHS = 1_000_000
@@ -64,7 +88,9 @@ def _check_scalar_net(net: Any) -> None:
         raise ValueError(f"net must have a scalar output, got {net.output_dim} outputs")
 
 
-def _check_layers(params: Any, net: _nets.MLP | None = None, *, batched: bool = False) -> None:
+def _check_layers(
+    params: Any, net: _nets.MLP | None = None, *, batched: bool = False
+) -> None:
     """A list of {"W", "b"} dicts with floating, finite leaves (shapes of ``net`` if given)."""
     if not isinstance(params, (list, tuple)) or not params:
         raise ValueError("params must be a non-empty list of {'W', 'b'} layer dicts")
@@ -75,22 +101,36 @@ def _check_layers(params: Any, net: _nets.MLP | None = None, *, batched: bool = 
     if net is None:
         return
     if len(params) != net.depth + 1:
-        raise ValueError(f"params must have {net.depth + 1} layers for this network, got {len(params)}")
+        raise ValueError(
+            f"params must have {net.depth + 1} layers for this network, got {len(params)}"
+        )
     lead = np.shape(params[0]["W"])[:1] if batched else ()
     if batched and (len(lead) != 1 or lead[0] < 1):
-        raise ValueError("params must carry one leading network axis (from net.init_many)")
-    for i, (layer, n_in, n_out) in enumerate(zip(params, net.widths[:-1], net.widths[1:])):
-        if np.shape(layer["W"]) != lead + (n_in, n_out) or np.shape(layer["b"]) != lead + (n_out,):
-            raise ValueError(f"params[{i}] must have W of shape {lead + (n_in, n_out)} and b of shape "
-                             f"{lead + (n_out,)}, got {np.shape(layer['W'])} and {np.shape(layer['b'])}")
+        raise ValueError(
+            "params must carry one leading network axis (from net.init_many)"
+        )
+    for i, (layer, n_in, n_out) in enumerate(
+        zip(params, net.widths[:-1], net.widths[1:])
+    ):
+        if np.shape(layer["W"]) != lead + (n_in, n_out) or np.shape(
+            layer["b"]
+        ) != lead + (n_out,):
+            raise ValueError(
+                f"params[{i}] must have W of shape {lead + (n_in, n_out)} and b of shape "
+                f"{lead + (n_out,)}, got {np.shape(layer['W'])} and {np.shape(layer['b'])}"
+            )
 
 
 def _check_hidden(hidden: Any) -> tuple[int, ...]:
     if isinstance(hidden, (str, bytes, dict)) or not hasattr(hidden, "__len__"):
-        raise TypeError(f"hidden must be a sequence of positive integers (n_1, ..., n_L), got {hidden!r}")
+        raise TypeError(
+            f"hidden must be a sequence of positive integers (n_1, ..., n_L), got {hidden!r}"
+        )
     if len(hidden) < 1:
         raise ValueError("hidden must list at least one hidden width")
-    return tuple(check_positive_int(n, name=f"hidden[{i}]") for i, n in enumerate(hidden))
+    return tuple(
+        check_positive_int(n, name=f"hidden[{i}]") for i, n in enumerate(hidden)
+    )
 
 
 def relu_network(n0: int, hidden: Sequence[int]) -> _nets.MLP:
@@ -115,7 +155,14 @@ def relu_network(n0: int, hidden: Sequence[int]) -> _nets.MLP:
     """
     n0 = check_positive_int(n0, name="n0")
     hidden = _check_hidden(hidden)
-    return _nets.mlp((n0, *hidden, 1), "relu", w_std=2**0.5, b_std=0.0, out_w_std=2**0.5, out_b_std=0.0)
+    return _nets.mlp(
+        (n0, *hidden, 1),
+        "relu",
+        w_std=2**0.5,
+        b_std=0.0,
+        out_w_std=2**0.5,
+        out_b_std=0.0,
+    )
 
 
 def beta(hidden: Sequence[int]) -> float:
@@ -179,7 +226,9 @@ def derivative_moments(n0: int, hidden: Sequence[int]) -> DerivativeMoments:
     n0 = check_positive_int(n0, name="n0")
     hidden = _check_hidden(hidden)
     prod = math.prod(1.0 + 5.0 / n for n in hidden)
-    return DerivativeMoments(2.0 / n0, 12.0 / n0**2 * prod, 12.0 / n0**2 * math.exp(5.0 * beta(hidden)))
+    return DerivativeMoments(
+        2.0 / n0, 12.0 / n0**2 * prod, 12.0 / n0**2 * math.exp(5.0 * beta(hidden))
+    )
 
 
 def ntk_diagonal_mean(x: ArrayLike, depth: int) -> np.ndarray:
@@ -211,7 +260,9 @@ def _check_bias_free_relu(net: Any) -> None:
     if net.activation.name != "relu" or net.output_activation is not None:
         raise ValueError("net must be a ReLU network without output activation")
     if net.parameterization != "ntk" or net.b_std != 0 or net.out_b_std != 0:
-        raise ValueError("net must be bias-free: parameterization 'ntk' with b_std = out_b_std = 0")
+        raise ValueError(
+            "net must be bias-free: parameterization 'ntk' with b_std = out_b_std = 0"
+        )
 
 
 def enumerate_paths(widths: Sequence[int]) -> np.ndarray:
@@ -233,13 +284,23 @@ def enumerate_paths(widths: Sequence[int]) -> np.ndarray:
         ((6, 3), [[0, 0, 0], [0, 1, 0]])
     """
     if isinstance(widths, (str, bytes, dict)) or not hasattr(widths, "__len__"):
-        raise TypeError(f"widths must be a sequence of positive integers, got {widths!r}")
+        raise TypeError(
+            f"widths must be a sequence of positive integers, got {widths!r}"
+        )
     if len(widths) < 3:
-        raise ValueError(f"widths must list the input, >= 1 hidden and the output width, got {widths!r}")
-    widths = tuple(check_positive_int(w, name=f"widths[{i}]") for i, w in enumerate(widths))
+        raise ValueError(
+            f"widths must list the input, >= 1 hidden and the output width, got {widths!r}"
+        )
+    widths = tuple(
+        check_positive_int(w, name=f"widths[{i}]") for i, w in enumerate(widths)
+    )
     if math.prod(widths) > MAX_PATHS:
-        raise ValueError(f"widths {widths} have {math.prod(widths)} paths; at most {MAX_PATHS} are enumerated")
-    return np.array(list(itertools.product(*(range(w) for w in widths))), dtype=np.int64)
+        raise ValueError(
+            f"widths {widths} have {math.prod(widths)} paths; at most {MAX_PATHS} are enumerated"
+        )
+    return np.array(
+        list(itertools.product(*(range(w) for w in widths))), dtype=np.int64
+    )
 
 
 def path_expansion(net: _nets.MLP, params: Any, x: ArrayLike) -> np.ndarray:
@@ -270,12 +331,13 @@ def path_expansion(net: _nets.MLP, params: Any, x: ArrayLike) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     paths = enumerate_paths(net.widths)
     weight = np.ones(len(paths))
-    for l, (layer, (mw, _)) in enumerate(zip(params, net.multipliers())):
-        weight = weight * mw * np.asarray(layer["W"], dtype=float)[paths[:, l], paths[:, l + 1]]
+    for i, (layer, (mw, _)) in enumerate(zip(params, net.multipliers())):
+        w = np.asarray(layer["W"], dtype=float)
+        weight = weight * mw * w[paths[:, i], paths[:, i + 1]]
     active = np.ones((x.shape[0], len(paths)))
-    for l in range(net.depth):
-        active = active * (np.asarray(zs[l])[:, paths[:, l + 1]] > 0)
-    terms = x[:, paths[:, 0]] * weight * active            # (n, paths)
+    for i in range(net.depth):
+        active = active * (np.asarray(zs[i])[:, paths[:, i + 1]] > 0)
+    terms = x[:, paths[:, 0]] * weight * active  # (n, paths)
     out = np.zeros((x.shape[0], net.output_dim))
     for q in range(net.output_dim):
         out[:, q] = terms[:, paths[:, -1] == q].sum(axis=1)
@@ -337,7 +399,7 @@ def transform_weights(params: Any, law: str) -> Any:
     if law == "rademacher":
         fn = jnp.sign
     else:
-        fn = lambda g: 3**0.5 * (2 * jax.scipy.stats.norm.cdf(g) - 1)  # noqa: E731
+        fn = lambda g: 3**0.5 * (2 * jax.scipy.stats.norm.cdf(g) - 1)
     return [{"W": fn(layer["W"]), "b": layer["b"]} for layer in params]
 
 
@@ -366,8 +428,10 @@ def ntk_layer_terms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
     """
     _check_scalar_net(net)
     bw = net.backward(params, x)
-    cols = [(mw**2 * jnp.sum(h**2, axis=1) + mb**2) * jnp.sum(d[:, 0, :] ** 2, axis=1)
-            for (mw, mb), h, d in zip(net.multipliers(), bw.inputs, bw.deltas)]
+    cols = [
+        (mw**2 * jnp.sum(h**2, axis=1) + mb**2) * jnp.sum(d[:, 0, :] ** 2, axis=1)
+        for (mw, mb), h, d in zip(net.multipliers(), bw.inputs, bw.deltas)
+    ]
     return jnp.stack(cols, axis=1)
 
 
@@ -386,24 +450,47 @@ def _ensemble(net, what, key, count, x, law, chunk, dtype):
     check_choice(law, LAWS, name="law")
     x = as_float_array(x, name="x", ndim=2)
     if x.shape[1] != net.input_dim:
-        raise ValueError(f"x must have shape (n, {net.input_dim}), got {tuple(x.shape)}")
+        raise ValueError(
+            f"x must have shape (n, {net.input_dim}), got {tuple(x.shape)}"
+        )
     try:
         dtype = jnp.dtype(jnp.float64 if dtype is None else dtype)
     except TypeError:
-        raise TypeError(f"dtype must be a floating dtype such as jnp.float32, got {dtype!r}") from None
+        raise TypeError(
+            f"dtype must be a floating dtype such as jnp.float32, got {dtype!r}"
+        ) from None
     if not jnp.issubdtype(dtype, jnp.floating):
-        raise TypeError(f"dtype must be a floating dtype such as jnp.float32, got {dtype}")
+        raise TypeError(
+            f"dtype must be a floating dtype such as jnp.float32, got {dtype}"
+        )
     x = x.astype(dtype)
     # the draws come from the sampler's precompiled host path (a concrete key): only the
     # vmapped forward/backward pass is compiled per architecture
-    parts = [np.asarray(_chunk_of(net, what, net.init_many(jax.random.fold_in(key, c), chunk, dtype=dtype),
-                                  law, x))
-             for c in range(-(-count // chunk))]
+    parts = [
+        np.asarray(
+            _chunk_of(
+                net,
+                what,
+                net.init_many(jax.random.fold_in(key, c), chunk, dtype=dtype),
+                law,
+                x,
+            )
+        )
+        for c in range(-(-count // chunk))
+    ]
     return np.concatenate(parts)[:count].astype(float)
 
 
-def input_gradient_ensemble(net: _nets.MLP, key: jax.Array, count: int, x: ArrayLike, *,
-                            law: str = "gaussian", chunk: int = 4096, dtype: Any = None) -> np.ndarray:
+def input_gradient_ensemble(
+    net: _nets.MLP,
+    key: jax.Array,
+    count: int,
+    x: ArrayLike,
+    *,
+    law: str = "gaussian",
+    chunk: int = 4096,
+    dtype: Any = None,
+) -> np.ndarray:
     """df/dx for ``count`` independent networks: Monte Carlo over initializations.
 
     Networks are drawn by ``net.init_many`` ``chunk`` at a time (network i is network
@@ -434,8 +521,16 @@ def input_gradient_ensemble(net: _nets.MLP, key: jax.Array, count: int, x: Array
     return _ensemble(net, "gradients", key, count, x, law, chunk, dtype)
 
 
-def ntk_diagonal_ensemble(net: _nets.MLP, key: jax.Array, count: int, x: ArrayLike, *,
-                          law: str = "gaussian", chunk: int = 4096, dtype: Any = None) -> np.ndarray:
+def ntk_diagonal_ensemble(
+    net: _nets.MLP,
+    key: jax.Array,
+    count: int,
+    x: ArrayLike,
+    *,
+    law: str = "gaussian",
+    chunk: int = 4096,
+    dtype: Any = None,
+) -> np.ndarray:
     """Per-layer parts of Theta(x, x) for ``count`` independent networks.
 
     Drawn as in :func:`input_gradient_ensemble`, then :func:`ntk_layer_terms` vmapped;
@@ -485,7 +580,9 @@ def relative_second_moment(samples: ArrayLike) -> float:
     """
     s = np.asarray(as_float_array(samples, name="samples", min_ndim=1), dtype=float)
     if s.shape[-1] < 2:
-        raise ValueError(f"samples needs at least 2 draws along its last axis, got shape {s.shape}")
+        raise ValueError(
+            f"samples needs at least 2 draws along its last axis, got shape {s.shape}"
+        )
     ratio = np.mean(s**2, axis=-1) / np.mean(s, axis=-1) ** 2
     return float(ratio) if np.ndim(ratio) == 0 else ratio
 
@@ -515,7 +612,7 @@ def _train_many(net, params, x, y, lr, steps):
     observe = _training.ntk_observer(net.apply, x)
 
     def one(p):
-        loss = lambda q: _training.square_loss(net.apply(q, x), y)  # noqa: E731
+        loss = lambda q: _training.square_loss(net.apply(q, x), y)
         run = _training.descend(loss, p, lr=lr, steps=steps, observe=observe)
         change = _training.relative_kernel_change(run.observed[-1], run.observed[0])
         return change, run.losses[-1], run.losses[0]
@@ -523,8 +620,9 @@ def _train_many(net, params, x, y, lr, steps):
     return jax.vmap(one)(params)
 
 
-def trained_kernel_change(net: _nets.MLP, params: Any, x: ArrayLike, y: ArrayLike, *,
-                          lr: float, steps: int) -> TrainedChange:
+def trained_kernel_change(
+    net: _nets.MLP, params: Any, x: ArrayLike, y: ArrayLike, *, lr: float, steps: int
+) -> TrainedChange:
     """Train a batch of networks by gradient descent and measure how far each kernel moved.
 
     Every network (leading axis of ``params``, e.g. from ``net.init_many``) runs
@@ -559,8 +657,10 @@ def trained_kernel_change(net: _nets.MLP, params: Any, x: ArrayLike, y: ArrayLik
     x = as_float_array(x, name="x", ndim=2)
     y = as_float_array(y, name="y", ndim=1)
     if x.shape[1] != net.input_dim or y.shape[0] != x.shape[0]:
-        raise ValueError(f"x must have shape (n, {net.input_dim}) and y shape (n,), got "
-                         f"{tuple(x.shape)} and {tuple(y.shape)}")
+        raise ValueError(
+            f"x must have shape (n, {net.input_dim}) and y shape (n,), got "
+            f"{tuple(x.shape)} and {tuple(y.shape)}"
+        )
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps")
     out = _train_many(net, params, x, y, lr, steps)
@@ -628,32 +728,46 @@ def sign_census(signs: Sequence[ArrayLike], x: ArrayLike) -> SignCensus:
         ([[1]], [[1]], [[1, 1]])
     """
     if isinstance(signs, (str, bytes, dict)) or not hasattr(signs, "__len__"):
-        raise TypeError(f"signs must be a list of integer arrays (count, n_in, n_out), readout last; "
-                        f"got {type(signs).__name__}")
+        raise TypeError(
+            f"signs must be a list of integer arrays (count, n_in, n_out), readout last; "
+            f"got {type(signs).__name__}"
+        )
     if len(signs) < 2:
-        raise ValueError("signs must list at least two integer arrays (count, n_in, n_out), readout last")
+        raise ValueError(
+            "signs must list at least two integer arrays (count, n_in, n_out), readout last"
+        )
     mats = [as_host_float_array(s, name=f"signs[{i}]") for i, s in enumerate(signs)]
     for i, m in enumerate(mats):
         if m.ndim != 3:
-            raise ValueError(f"signs[{i}] must have shape (count, n_in, n_out), got {m.shape}")
+            raise ValueError(
+                f"signs[{i}] must have shape (count, n_in, n_out), got {m.shape}"
+            )
         if not np.array_equal(m, np.round(m)):
-            raise ValueError(f"signs[{i}] must hold integers (e.g. +-1), got non-integer entries")
+            raise ValueError(
+                f"signs[{i}] must hold integers (e.g. +-1), got non-integer entries"
+            )
     count = mats[0].shape[0]
     for i, (a, b) in enumerate(zip(mats[:-1], mats[1:])):
         if b.shape[0] != count or b.shape[1] != a.shape[2]:
-            raise ValueError(f"signs[{i + 1}] must have shape ({count}, {a.shape[2]}, n_out) to follow "
-                             f"signs[{i}] of shape {a.shape}, got {b.shape}")
+            raise ValueError(
+                f"signs[{i + 1}] must have shape ({count}, {a.shape[2]}, n_out) to follow "
+                f"signs[{i}] of shape {a.shape}, got {b.shape}"
+            )
     if mats[-1].shape[2] != 1:
-        raise ValueError(f"the readout signs[-1] must have shape (count, n_L, 1), got {mats[-1].shape}")
+        raise ValueError(
+            f"the readout signs[-1] must have shape (count, n_L, 1), got {mats[-1].shape}"
+        )
     n0 = mats[0].shape[1]
     x = np.asarray(as_float_array(x, name="x", ndim=1), dtype=float)
     if x.shape != (n0,):
         raise ValueError(f"x must have shape ({n0},) to match signs[0], got {x.shape}")
-    coef = np.broadcast_to(np.eye(n0), (count, n0, n0))   # rows: units, columns: input coordinates
+    # rows: units, columns: input coordinates
+    coef = np.broadcast_to(np.eye(n0), (count, n0, n0))
     active, ties, flat = [], [], []
     for m in mats[:-1]:
         alive = np.any(coef != 0, axis=(1, 2))
-        pre = np.matmul(np.swapaxes(m.astype(float), 1, 2), coef)   # (count, n_l, n0), integers
+        # (count, n_l, n0), integers
+        pre = np.matmul(np.swapaxes(m.astype(float), 1, 2), coef)
         z = pre @ x
         tie = (z == 0) & alive[:, None]
         active.append((z > 0).sum(1))
@@ -662,11 +776,15 @@ def sign_census(signs: Sequence[ArrayLike], x: ArrayLike) -> SignCensus:
         coef = pre * (z > 0)[..., None]
     out = np.matmul(np.swapaxes(mats[-1].astype(float), 1, 2), coef)[:, 0, :]
     scale = math.prod(math.sqrt(2.0 / m.shape[1]) for m in mats)
-    stack = lambda v: np.stack(v, axis=1).astype(np.int64)  # noqa: E731
-    return SignCensus(stack(active), stack(ties), stack(flat), np.rint(out).astype(np.int64), scale)
+    stack = lambda v: np.stack(v, axis=1).astype(np.int64)
+    return SignCensus(
+        stack(active), stack(ties), stack(flat), np.rint(out).astype(np.int64), scale
+    )
 
 
-def derivative_law_sample(key: jax.Array, n0: int, hidden: Sequence[int], count: int) -> np.ndarray:
+def derivative_law_sample(
+    key: jax.Array, n0: int, hidden: Sequence[int], count: int
+) -> np.ndarray:
     """Draws of df/dx_p from its exact law for Gaussian weights, without building networks.
 
     The law (Chapter 9): df/dx_p = sqrt(2 / n_0) g prod_k sqrt((2 / n_k) chi^2_{K_k}) with
@@ -695,11 +813,15 @@ def derivative_law_sample(key: jax.Array, n0: int, hidden: Sequence[int], count:
     n0 = check_positive_int(n0, name="n0")
     hidden = _check_hidden(hidden)
     count = check_positive_int(count, name="count")
-    g = np.asarray(_sampling.standard_normal(key, (count, 1 + sum(hidden)), jnp.float64))
+    g = np.asarray(
+        _sampling.standard_normal(key, (count, 1 + sum(hidden)), jnp.float64)
+    )
     out = math.sqrt(2.0 / n0) * g[:, 0]
     start = 1
     for n in hidden:
-        out = out * np.sqrt(2.0 / n * np.sum(np.maximum(g[:, start:start + n], 0.0) ** 2, axis=1))
+        out = out * np.sqrt(
+            2.0 / n * np.sum(np.maximum(g[:, start : start + n], 0.0) ** 2, axis=1)
+        )
         start += n
     return out
 
@@ -736,8 +858,10 @@ def ratio_estimate(samples: ArrayLike, *, batches: int = 20) -> _stats.Estimate:
     batches = check_positive_int(batches, name="batches", minimum=2)
     size = s.size // batches
     if size < 2:
-        raise ValueError(f"samples needs at least 2 draws per batch ({2 * batches}), got {s.size}")
-    blocks = s[:batches * size].reshape(batches, size)
+        raise ValueError(
+            f"samples needs at least 2 draws per batch ({2 * batches}), got {s.size}"
+        )
+    blocks = s[: batches * size].reshape(batches, size)
     s1, s2 = blocks.sum(1), (blocks**2).sum(1)
     left1, left2 = s1.sum() - s1, s2.sum() - s2
     n_left = (batches - 1) * size

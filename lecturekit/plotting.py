@@ -15,14 +15,19 @@ None), returns those axes, and checks its data first: a value that cannot be sho
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 from jax.typing import ArrayLike
 
-from ._validation import as_host_float_array, check_positive_int, check_range, check_real
+from ._validation import (
+    as_host_float_array,
+    check_positive_int,
+    check_range,
+    check_real,
+)
 from .regions import Regions2D
 from .stats import fit_loglog
 
@@ -50,7 +55,15 @@ _BOOK_STYLE = {
     "lines.linewidth": 1.6,
     "image.cmap": "viridis",
     "axes.prop_cycle": mpl.cycler(
-        color=["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf"]
+        color=[
+            "#1f77b4",
+            "#d62728",
+            "#2ca02c",
+            "#ff7f0e",
+            "#9467bd",
+            "#8c564b",
+            "#17becf",
+        ]
     ),
 }
 
@@ -119,22 +132,33 @@ def loglog_sweep(
     x = as_host_float_array(x, name="x", ndim=1, nonempty=True)
     y = as_host_float_array(y, name="y", ndim=1)
     if y.shape != x.shape:
-        raise ValueError(f"x and y must have the same length, got {x.size} and {y.size}")
+        raise ValueError(
+            f"x and y must have the same length, got {x.size} and {y.size}"
+        )
     check_range(x, name="x", lo=0.0, lo_open=True, what="plotted on a log axis")
     check_range(y, name="y", lo=0.0, lo_open=True, what="plotted on a log axis")
     if yerr is not None:
         yerr = as_host_float_array(yerr, name="yerr", ndim=(1, 2))
         if yerr.shape not in (x.shape, (2,) + x.shape):
-            raise ValueError(f"yerr must have shape {x.shape} or {(2,) + x.shape}, got {yerr.shape}")
+            raise ValueError(
+                f"yerr must have shape {x.shape} or {(2,) + x.shape}, got {yerr.shape}"
+            )
         check_range(yerr, name="yerr", lo=0.0, what="an error bar")
     ax = _axes(ax)
-    line = ax.errorbar(x, y, yerr=yerr, fmt="o",
-                       ms=4, capsize=2, color=color, label=label)
+    line = ax.errorbar(
+        x, y, yerr=yerr, fmt="o", ms=4, capsize=2, color=color, label=label
+    )
     if fit:
         f = fit_loglog(x, y)
         grid = np.geomspace(x.min(), x.max(), 50)
-        ax.plot(grid, f(grid), "--", color=line[0].get_color(), lw=1.2,
-                label=f"fit: slope {f.slope:+.2f}" + (f" ({label})" if label else ""))
+        ax.plot(
+            grid,
+            f(grid),
+            "--",
+            color=line[0].get_color(),
+            lw=1.2,
+            label=f"fit: slope {f.slope:+.2f}" + (f" ({label})" if label else ""),
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
@@ -144,8 +168,13 @@ def loglog_sweep(
 
 
 def kernel_heatmap(
-    matrix: ArrayLike, *, title: str | None = None, ax: plt.Axes | None = None, symmetric: bool = False,
-    xlabel: str = "input index $j$", ylabel: str = "input index $i$",
+    matrix: ArrayLike,
+    *,
+    title: str | None = None,
+    ax: plt.Axes | None = None,
+    symmetric: bool = False,
+    xlabel: str = "input index $j$",
+    ylabel: str = "input index $i$",
 ) -> plt.Axes:
     """A kernel matrix K[i, j] as an image with a colour bar.
 
@@ -190,8 +219,16 @@ def kernel_heatmap(
 #: Colours of categories (regimes, classes), in order: the Okabe-Ito palette, distinguishable
 #: with the common colour-vision deficiencies; the first three (blue, orange, reddish purple)
 #: stay apart in lightness as well as hue. :func:`phase_diagram` uses them for categories.
-CATEGORY_COLOURS = ("#0072B2", "#E69F00", "#CC79A7", "#009E73", "#D55E00", "#56B4E9",
-                    "#F0E442", "#000000")
+CATEGORY_COLOURS = (
+    "#0072B2",
+    "#E69F00",
+    "#CC79A7",
+    "#009E73",
+    "#D55E00",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
+)
 
 
 def phase_diagram(
@@ -249,44 +286,76 @@ def phase_diagram(
     y = as_host_float_array(y, name="y", ndim=1, nonempty=True)
     v = as_host_float_array(values, name="values", ndim=2, finite=False)
     if v.shape != (y.size, x.size):
-        raise ValueError(f"values must have shape (len(y), len(x)) = {(y.size, x.size)}, got {v.shape}")
+        raise ValueError(
+            f"values must have shape (len(y), len(x)) = {(y.size, x.size)}, got {v.shape}"
+        )
     if np.any(np.isinf(v)):
-        raise ValueError("values must not contain infinity (NaN entries are left blank)")
+        raise ValueError(
+            "values must not contain infinity (NaN entries are left blank)"
+        )
     if categories is not None:
-        return _category_map(x, y, v, categories, levels, xlabel, ylabel, colorbar_label,
-                             log_values, ax)
+        return _category_map(
+            x, y, v, categories, levels, xlabel, ylabel, colorbar_label, log_values, ax
+        )
     log_values = True if log_values is None else log_values
     if log_values:
-        check_range(v[np.isfinite(v)], name="values", lo=0.0, lo_open=True, what="shown on a log scale")
-    levels = as_host_float_array((1.0,) if levels is None else levels, name="levels", ndim=1,
-                                 nonempty=True)
+        check_range(
+            v[np.isfinite(v)],
+            name="values",
+            lo=0.0,
+            lo_open=True,
+            what="shown on a log scale",
+        )
+    levels = as_host_float_array(
+        (1.0,) if levels is None else levels, name="levels", ndim=1, nonempty=True
+    )
     ax = _axes(ax)
     shown = np.log10(v) if log_values else v
     finite = shown[np.isfinite(shown)]
     lim = float(np.abs(finite).max()) if finite.size else 1.0
     lim = lim if lim > 0 else 1.0
-    mesh = ax.pcolormesh(x, y, shown, shading="auto", cmap="RdBu_r", vmin=-lim, vmax=lim)
-    ax.figure.colorbar(mesh, ax=ax, label=("log10 " if log_values else "") + colorbar_label)
+    mesh = ax.pcolormesh(
+        x, y, shown, shading="auto", cmap="RdBu_r", vmin=-lim, vmax=lim
+    )
+    ax.figure.colorbar(
+        mesh, ax=ax, label=("log10 " if log_values else "") + colorbar_label
+    )
     contours = ax.contour(x, y, v, levels=list(levels), colors="k", linewidths=1.5)
-    ax.clabel(contours, fmt=lambda level: f"{colorbar_label or 'value'} = {level:g}", fontsize=8)
+    ax.clabel(
+        contours,
+        fmt=lambda level: f"{colorbar_label or 'value'} = {level:g}",
+        fontsize=8,
+    )
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(False)
     return ax
 
 
-def _category_map(x, y, v, categories, levels, xlabel, ylabel, colorbar_label, log_values, ax):
+def _category_map(
+    x, y, v, categories, levels, xlabel, ylabel, colorbar_label, log_values, ax
+):
     if isinstance(categories, str) or not all(isinstance(c, str) for c in categories):
-        raise TypeError(f"categories must be a sequence of names (str), got {categories!r}")
+        raise TypeError(
+            f"categories must be a sequence of names (str), got {categories!r}"
+        )
     count = len(categories)
     if not 2 <= count <= len(CATEGORY_COLOURS):
-        raise ValueError(f"categories must name 2 to {len(CATEGORY_COLOURS)} codes, got {count}")
+        raise ValueError(
+            f"categories must name 2 to {len(CATEGORY_COLOURS)} codes, got {count}"
+        )
     if log_values:
-        raise ValueError("log_values must be False or None with categories (codes are not positive values)")
+        raise ValueError(
+            "log_values must be False or None with categories (codes are not positive values)"
+        )
     codes = v[np.isfinite(v)]
-    if codes.size and (np.any(codes != np.round(codes)) or codes.min() < 0 or codes.max() >= count):
-        raise ValueError(f"values must be the integer codes 0..{count - 1} of categories (or NaN), "
-                         f"got values in [{codes.min():g}, {codes.max():g}]")
+    if codes.size and (
+        np.any(codes != np.round(codes)) or codes.min() < 0 or codes.max() >= count
+    ):
+        raise ValueError(
+            f"values must be the integer codes 0..{count - 1} of categories (or NaN), "
+            f"got values in [{codes.min():g}, {codes.max():g}]"
+        )
     cmap = mpl.colors.ListedColormap(CATEGORY_COLOURS[:count], name="categories")
     norm = mpl.colors.BoundaryNorm(np.arange(count + 1) - 0.5, count)
     ax = _axes(ax)
@@ -304,8 +373,14 @@ def _category_map(x, y, v, categories, levels, xlabel, ylabel, colorbar_label, l
     return ax
 
 
-def regions_2d(regions: Regions2D, ax: plt.Axes | None = None, *, seed: int = 0,
-               edgecolor: str = "k", linewidth: float = 0.3) -> plt.Axes:
+def regions_2d(
+    regions: Regions2D,
+    ax: plt.Axes | None = None,
+    *,
+    seed: int = 0,
+    edgecolor: str = "k",
+    linewidth: float = 0.3,
+) -> plt.Axes:
     """The polygons of :func:`lecturekit.regions.activation_regions_2d`, each in its own colour.
 
     Colours are random pastel shades (reproducible from ``seed``), so that neighbouring
@@ -336,7 +411,9 @@ def regions_2d(regions: Regions2D, ax: plt.Axes | None = None, *, seed: int = 0,
         >>> plt.close(ax.figure)
     """
     if not isinstance(regions, Regions2D):
-        raise TypeError(f"regions must be the Regions2D of activation_regions_2d, got {type(regions).__name__}")
+        raise TypeError(
+            f"regions must be the Regions2D of activation_regions_2d, got {type(regions).__name__}"
+        )
     if regions.count == 0:
         raise ValueError("regions has no polygons to draw")
     seed = check_positive_int(seed, name="seed", minimum=0)
@@ -346,8 +423,14 @@ def regions_2d(regions: Regions2D, ax: plt.Axes | None = None, *, seed: int = 0,
     ax = _axes(ax)
     rng = np.random.default_rng(seed)
     colours = 0.45 + 0.55 * rng.random((regions.count, 3))
-    ax.add_collection(PolyCollection(regions.polygons, facecolors=colours, edgecolors=edgecolor,
-                                     linewidths=linewidth))
+    ax.add_collection(
+        PolyCollection(
+            regions.polygons,
+            facecolors=colours,
+            edgecolors=edgecolor,
+            linewidths=linewidth,
+        )
+    )
     allpts = np.concatenate(regions.polygons)
     ax.set_xlim(allpts[:, 0].min(), allpts[:, 0].max())
     ax.set_ylim(allpts[:, 1].min(), allpts[:, 1].max())

@@ -19,14 +19,20 @@ quadratic models with measurements of the tangent kernel and of the sharpness.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from ._validation import as_float_array, check_model, check_params_pytree, check_same_structure
+from ._validation import (
+    as_float_array,
+    check_model,
+    check_params_pytree,
+    check_same_structure,
+)
 
 __all__ = [
     "quadratic_model",
@@ -93,7 +99,9 @@ def quadratic_model(f: Model, params0: Any) -> Model:
     return f_quad
 
 
-def taylor_terms(f: Model, params0: Any, params: Any, x: ArrayLike) -> tuple[jax.Array, jax.Array, jax.Array]:
+def taylor_terms(
+    f: Model, params0: Any, params: Any, x: ArrayLike
+) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The three terms of the second-order expansion of ``f`` around ``params0``.
 
     Args:
@@ -145,7 +153,9 @@ class PerturbativeMinimizer(NamedTuple):
     label_shift: jax.Array
 
 
-def perturbative_minimizer(phi: ArrayLike, psi: ArrayLike, y: ArrayLike) -> PerturbativeMinimizer:
+def perturbative_minimizer(
+    phi: ArrayLike, psi: ArrayLike, y: ArrayLike
+) -> PerturbativeMinimizer:
     """First-order minimizer of z(x_a; theta) = Phi_a^T theta + (eps/2) theta^T Psi_a theta.
 
     With p >= n and Phi of full column rank,
@@ -180,17 +190,25 @@ def perturbative_minimizer(phi: ArrayLike, psi: ArrayLike, y: ArrayLike) -> Pert
     y = as_float_array(y, name="y", ndim=1)
     p, n = phi.shape
     if psi.shape != (n, p, p):
-        raise ValueError(f"psi must have shape (n, p, p) = {(n, p, p)} for phi of shape {(p, n)}, got {psi.shape}")
+        raise ValueError(
+            f"psi must have shape (n, p, p) = {(n, p, p)} for phi of shape {(p, n)}, got {psi.shape}"
+        )
     if y.shape != (n,):
         raise ValueError(f"y must have shape ({n},), got {y.shape}")
     if p < n:
-        raise ValueError(f"need at least as many parameters as examples (p >= n), got p={p}, n={n}")
+        raise ValueError(
+            f"need at least as many parameters as examples (p >= n), got p={p}, n={n}"
+        )
     # small dense linear algebra: NumPy on the host (no XLA compilation per problem size)
     phi, psi, y = (np.asarray(a, dtype=np.float64) for a in (phi, psi, y))
     gram = phi.T @ phi
     if np.linalg.matrix_rank(gram) < n:
-        raise ValueError("the features Phi(x_a) must be linearly independent (Phi^T Phi invertible)")
+        raise ValueError(
+            "the features Phi(x_a) must be linearly independent (Phi^T Phi invertible)"
+        )
     theta_f = phi @ np.linalg.solve(gram, y)
     shift = -0.5 * np.einsum("i,aij,j->a", theta_f, psi, theta_f)
     theta_i = phi @ np.linalg.solve(gram, shift)
-    return PerturbativeMinimizer(jnp.asarray(theta_f), jnp.asarray(theta_i), jnp.asarray(shift))
+    return PerturbativeMinimizer(
+        jnp.asarray(theta_f), jnp.asarray(theta_i), jnp.asarray(shift)
+    )

@@ -16,7 +16,8 @@ All draws come from :func:`lecturekit.sampling.standard_normal`.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -27,9 +28,16 @@ from jax.typing import ArrayLike
 from . import sampling as _sampling
 from ._validation import as_host_float_array, check_key, check_positive_int, check_real
 
-__all__ = ["marchenko_pastur_edges", "marchenko_pastur_density", "covariance_spectrum",
-           "product_vectors", "chi2_product", "log_norm_moments", "log_norm_path",
-           "lyapunov_exponent"]
+__all__ = [
+    "marchenko_pastur_edges",
+    "marchenko_pastur_density",
+    "covariance_spectrum",
+    "product_vectors",
+    "chi2_product",
+    "log_norm_moments",
+    "log_norm_path",
+    "lyapunov_exponent",
+]
 
 
 def _alpha(alpha: Any) -> float:
@@ -41,9 +49,15 @@ def _alpha(alpha: Any) -> float:
 
 def _widths(widths: Any, *, name: str = "widths") -> tuple[int, ...]:
     """Return ``widths`` as a tuple of positive ints; TypeError/ValueError naming ``name``."""
-    if isinstance(widths, (str, bytes)) or not isinstance(widths, (Sequence, np.ndarray)):
-        raise TypeError(f"{name} must be a sequence of positive integers, got {widths!r}")
-    out = tuple(check_positive_int(n, name=f"{name}[{i}]") for i, n in enumerate(widths))
+    if isinstance(widths, (str, bytes)) or not isinstance(
+        widths, (Sequence, np.ndarray)
+    ):
+        raise TypeError(
+            f"{name} must be a sequence of positive integers, got {widths!r}"
+        )
+    out = tuple(
+        check_positive_int(n, name=f"{name}[{i}]") for i, n in enumerate(widths)
+    )
     if not out:
         raise ValueError(f"{name} must contain at least one width")
     return out
@@ -91,8 +105,12 @@ def marchenko_pastur_density(x: ArrayLike, alpha: float) -> np.ndarray:
     lo, hi = marchenko_pastur_edges(a)
     inside = (xs > lo) & (xs < hi)
     safe = np.where(inside, xs, 1.0)
-    return np.where(inside, np.sqrt(np.clip((hi - safe) * (safe - lo), 0.0, None))
-                    / (2.0 * np.pi * a * safe), 0.0)
+    return np.where(
+        inside,
+        np.sqrt(np.clip((hi - safe) * (safe - lo), 0.0, None))
+        / (2.0 * np.pi * a * safe),
+        0.0,
+    )
 
 
 def covariance_spectrum(key: jax.Array, P: int, n0: int) -> np.ndarray:
@@ -145,10 +163,13 @@ def product_vectors(key: jax.Array, widths: Sequence[int], count: int) -> np.nda
     keys = jax.random.split(key, len(ws))
     # start from the readout W^(L+1) (count, 1, n_L) and multiply by W^(L), ..., W^(1)
     v = None
-    for layer in range(len(ws), 0, -1):          # layer l maps n_{l-1} -> n_l
+    for layer in range(len(ws), 0, -1):  # layer l maps n_{l-1} -> n_l
         n_in, n_out = dims[layer - 1], dims[layer]
-        w = np.asarray(_sampling.standard_normal(keys[layer - 1], (count, n_out, n_in),
-                                                 jnp.float64)) / np.sqrt(n_in)
+        w = np.asarray(
+            _sampling.standard_normal(
+                keys[layer - 1], (count, n_out, n_in), jnp.float64
+            )
+        ) / np.sqrt(n_in)
         v = w[:, 0, :] if v is None else np.einsum("ci,cij->cj", v, w)
     return v
 
@@ -244,8 +265,11 @@ def log_norm_path(key: jax.Array, n: int, depth: int, count: int) -> np.ndarray:
     out = np.empty((count, depth))
     for start in range(0, depth, per_draw):
         block = min(per_draw, depth - start)
-        w = np.asarray(_sampling.standard_normal(jax.random.fold_in(key, start),
-                                                 (block, count, n, n), jnp.float64)) / np.sqrt(n)
+        w = np.asarray(
+            _sampling.standard_normal(
+                jax.random.fold_in(key, start), (block, count, n, n), jnp.float64
+            )
+        ) / np.sqrt(n)
         for j in range(block):
             v = np.einsum("cij,cj->ci", w[j], v)
             norm = np.sqrt((v**2).sum(axis=1))

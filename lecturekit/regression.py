@@ -47,7 +47,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from ._validation import as_float_array, check_positive_int, check_range, check_real, is_traced
+from ._validation import (
+    as_float_array,
+    check_positive_int,
+    check_range,
+    check_real,
+    is_traced,
+)
 
 __all__ = [
     "kernel_regression",
@@ -73,13 +79,17 @@ def _traced(*arrays) -> bool:
     return any(is_traced(a) for a in arrays)
 
 
-def _array(value: ArrayLike, *, name: str, ndim=None, nonempty: bool = False) -> jax.Array:
+def _array(
+    value: ArrayLike, *, name: str, ndim=None, nonempty: bool = False
+) -> jax.Array:
     """``as_float_array`` (its value checks run in NumPy, and are skipped for traced values)."""
     return as_float_array(value, name=name, ndim=ndim, nonempty=nonempty)
 
 
 def _zeros(shape, like: jax.Array):
-    return jnp.zeros(shape, like.dtype) if _traced(like) else np.zeros(shape, like.dtype)
+    return (
+        jnp.zeros(shape, like.dtype) if _traced(like) else np.zeros(shape, like.dtype)
+    )
 
 
 def _run(core, *arrays, **options) -> jax.Array:
@@ -89,13 +99,19 @@ def _run(core, *arrays, **options) -> jax.Array:
     return jnp.asarray(core(np, *(np.asarray(a) for a in arrays), **options))
 
 
-def _check_problem(k_train: ArrayLike, y: ArrayLike, k_test_train: ArrayLike | None) -> _KernelProblem:
+def _check_problem(
+    k_train: ArrayLike, y: ArrayLike, k_test_train: ArrayLike | None
+) -> _KernelProblem:
     k = _array(k_train, name="k_train", ndim=2, nonempty=True)
     if k.shape[0] != k.shape[1]:
-        raise ValueError(f"k_train must be a square (n, n) Gram matrix, got shape {tuple(k.shape)}")
+        raise ValueError(
+            f"k_train must be a square (n, n) Gram matrix, got shape {tuple(k.shape)}"
+        )
     y = _array(y, name="y", ndim=(1, 2))
     if y.shape[0] != k.shape[0]:
-        raise ValueError(f"y must have {k.shape[0]} rows (one per training point), got shape {tuple(y.shape)}")
+        raise ValueError(
+            f"y must have {k.shape[0]} rows (one per training point), got shape {tuple(y.shape)}"
+        )
     if k_test_train is None:
         kt = k
     else:
@@ -107,7 +123,9 @@ def _check_problem(k_train: ArrayLike, y: ArrayLike, k_test_train: ArrayLike | N
     return _KernelProblem(k, y, kt)
 
 
-def kernel_coefficients(k_train: ArrayLike, y: ArrayLike, *, ridge: float = 0.0) -> jax.Array:
+def kernel_coefficients(
+    k_train: ArrayLike, y: ArrayLike, *, ridge: float = 0.0
+) -> jax.Array:
     """The representer coefficients a = (K + ridge I)^(-1) y, shape like y.
 
     ``ridge = 0`` solves K a = y (K must then be non-singular; a least-squares solution is
@@ -144,7 +162,11 @@ def _coefficients(xp, k, y, *, ridge):
 
 
 def kernel_regression(
-    k_train: ArrayLike, y: ArrayLike, k_test_train: ArrayLike | None = None, *, ridge: float = 0.0
+    k_train: ArrayLike,
+    y: ArrayLike,
+    k_test_train: ArrayLike | None = None,
+    *,
+    ridge: float = 0.0,
 ) -> jax.Array:
     """Kernel (ridge) regression predictions f*(X_test) = k(X_test, S) (K + ridge I)^(-1) y.
 
@@ -193,10 +215,14 @@ def rkhs_norm_squared(k_train: ArrayLike, coefficients: ArrayLike) -> jax.Array:
     """
     k = _array(k_train, name="k_train", ndim=2)
     if k.shape[0] != k.shape[1]:
-        raise ValueError(f"k_train must be a square (n, n) Gram matrix, got shape {tuple(k.shape)}")
+        raise ValueError(
+            f"k_train must be a square (n, n) Gram matrix, got shape {tuple(k.shape)}"
+        )
     a = _array(coefficients, name="coefficients", ndim=(1, 2))
     if a.shape[0] != k.shape[0]:
-        raise ValueError(f"coefficients must have {k.shape[0]} rows, got shape {tuple(a.shape)}")
+        raise ValueError(
+            f"coefficients must have {k.shape[0]} rows, got shape {tuple(a.shape)}"
+        )
     return _run(lambda xp, k, a: xp.sum(a * (k @ a)), k, a)
 
 
@@ -284,9 +310,15 @@ def gradient_flow_train_loss(
     prob = _check_problem(k_train, y, None)
     times = _array(t, name="t")
     check_range(times, name="t", lo=0.0, what="a training time")
-    f0s = _zeros(prob.y.shape, prob.y) if f0_train is None else _array(f0_train, name="f0_train")
+    f0s = (
+        _zeros(prob.y.shape, prob.y)
+        if f0_train is None
+        else _array(f0_train, name="f0_train")
+    )
     if f0s.shape != prob.y.shape:
-        raise ValueError(f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}")
+        raise ValueError(
+            f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}"
+        )
     return _run(_flow_train_loss, prob.k_train, prob.y, times, f0s)
 
 
@@ -342,7 +374,16 @@ def gradient_descent_predictor(
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps", minimum=0)
     f0s, f0t = _initial_outputs(prob, f0_train, f0_test, k_test_train)
-    return _run(_gd_predict, prob.k_train, prob.y, prob.k_test_train, f0s, f0t, lr=lr, steps=int(steps))
+    return _run(
+        _gd_predict,
+        prob.k_train,
+        prob.y,
+        prob.k_test_train,
+        f0s,
+        f0t,
+        lr=lr,
+        steps=int(steps),
+    )
 
 
 def _gd_predict(xp, k, y, kt, f0s, f0t, *, lr, steps):
@@ -353,7 +394,11 @@ def _gd_predict(xp, k, y, kt, f0s, f0t, *, lr, steps):
     safe_mu = xp.where(small, 1.0, mu)
     # 1 - (1 - a)^s: by expm1/log1p while 0 <= a < 1 (accurate for small a), directly otherwise
     inside = (a >= 0) & (a < 1)
-    power = xp.where(inside, -xp.expm1(steps * xp.log1p(-xp.where(inside, a, 0.0))), 1.0 - (1.0 - a) ** steps)
+    power = xp.where(
+        inside,
+        -xp.expm1(steps * xp.log1p(-xp.where(inside, a, 0.0))),
+        1.0 - (1.0 - a) ** steps,
+    )
     factor = xp.where(small, steps * lr / n, power / safe_mu)
     resid = u.T @ (y - f0s)
     moved = (kt @ u) @ (factor * resid if y.ndim == 1 else factor[:, None] * resid)
@@ -363,16 +408,24 @@ def _gd_predict(xp, k, y, kt, f0s, f0t, *, lr, steps):
 def _initial_outputs(prob, f0_train, f0_test, k_test_train):
     """The model's outputs at initialization on S and on X_test, checked against y's shape
     (default 0; with k_test_train None the test points are S, so f0_test defaults to f0_train)."""
-    f0s = _zeros(prob.y.shape, prob.y) if f0_train is None else _array(f0_train, name="f0_train")
+    f0s = (
+        _zeros(prob.y.shape, prob.y)
+        if f0_train is None
+        else _array(f0_train, name="f0_train")
+    )
     if f0s.shape != prob.y.shape:
-        raise ValueError(f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}")
+        raise ValueError(
+            f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}"
+        )
     out_shape = (prob.k_test_train.shape[0],) + prob.y.shape[1:]
     if f0_test is None:
         f0t = f0s if k_test_train is None else _zeros(out_shape, prob.y)
     else:
         f0t = _array(f0_test, name="f0_test")
         if f0t.shape != out_shape:
-            raise ValueError(f"f0_test must have shape {out_shape}, got {tuple(f0t.shape)}")
+            raise ValueError(
+                f"f0_test must have shape {out_shape}, got {tuple(f0t.shape)}"
+            )
     return f0s, f0t
 
 
@@ -397,7 +450,12 @@ class EnsembleLaw(NamedTuple):
 
 
 def trained_ensemble_law(
-    ntk: ArrayLike, nngp: ArrayLike, y: ArrayLike, t: ArrayLike, *, lr: float | None = None
+    ntk: ArrayLike,
+    nngp: ArrayLike,
+    y: ArrayLike,
+    t: ArrayLike,
+    *,
+    lr: float | None = None,
 ) -> EnsembleLaw:
     """Mean and covariance of f_t on test inputs for an ensemble of linearized networks.
 
@@ -446,15 +504,20 @@ def trained_ensemble_law(
     theta = _array(ntk, name="ntk", ndim=2, nonempty=True)
     k = _array(nngp, name="nngp", ndim=2, nonempty=True)
     if theta.shape[0] != theta.shape[1]:
-        raise ValueError(f"ntk must be a square Gram matrix on (S, X_test), got shape {tuple(theta.shape)}")
+        raise ValueError(
+            f"ntk must be a square Gram matrix on (S, X_test), got shape {tuple(theta.shape)}"
+        )
     if k.shape != theta.shape:
-        raise ValueError(f"nngp must have the shape of ntk {tuple(theta.shape)}, got {tuple(k.shape)}")
+        raise ValueError(
+            f"nngp must have the shape of ntk {tuple(theta.shape)}, got {tuple(k.shape)}"
+        )
     y = _array(y, name="y", ndim=1, nonempty=True)
     n = y.shape[0]
     if n >= theta.shape[0]:
         raise ValueError(
             f"y has {n} labels, so ntk and nngp need more than {n} rows (the training inputs first, "
-            f"then at least one test input); got shape {tuple(theta.shape)}")
+            f"then at least one test input); got shape {tuple(theta.shape)}"
+        )
     times = _array(t, name="t")
     check_range(times, name="t", lo=0.0, what="a training time")
     if lr is None:
@@ -463,8 +526,13 @@ def trained_ensemble_law(
         lr = check_real(lr, name="lr", positive=True)
         steps = times / lr
         concrete_steps = np.asarray(steps) if not _traced(steps) else None
-        if concrete_steps is not None and np.any(np.abs(concrete_steps - np.round(concrete_steps)) > 1e-9 * (1 + concrete_steps)):
-            raise ValueError(f"t / lr must be a whole number of gradient-descent steps, got t / lr = {concrete_steps}")
+        if concrete_steps is not None and np.any(
+            np.abs(concrete_steps - np.round(concrete_steps))
+            > 1e-9 * (1 + concrete_steps)
+        ):
+            raise ValueError(
+                f"t / lr must be a whole number of gradient-descent steps, got t / lr = {concrete_steps}"
+            )
     return EnsembleLaw(*_run_law(theta, k, y, times, steps, lr))
 
 
@@ -487,10 +555,15 @@ def _law(xp, theta, k, y, times, steps=None, *, lr=None):
         safe_mu = xp.where(small, 1.0, mu)
         power = 1.0 - (1.0 - a) ** xp.round(steps)[..., None]
         factor = xp.where(small, xp.round(steps)[..., None] * lr / n, power / safe_mu)
-    a_op = xp.einsum("tk,...k,jk->...tj", theta[n:, :n] @ u, factor, u)  # Theta(*, S) M_t
+    # Theta(*, S) M_t
+    a_op = xp.einsum("tk,...k,jk->...tj", theta[n:, :n] @ u, factor, u)
     mean = a_op @ y
     k_st = k[:n, n:]
     cross = a_op @ k_st  # Theta(*, S) M_t K(S, *)
-    cov = (k[n:, n:] - cross - xp.swapaxes(cross, -1, -2)
-           + a_op @ k[:n, :n] @ xp.swapaxes(a_op, -1, -2))
+    cov = (
+        k[n:, n:]
+        - cross
+        - xp.swapaxes(cross, -1, -2)
+        + a_op @ k[:n, :n] @ xp.swapaxes(a_op, -1, -2)
+    )
     return mean, cov

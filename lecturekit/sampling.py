@@ -23,8 +23,9 @@ produced by one vectorized program of the enclosing computation.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import partial
-from typing import Any, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -59,9 +60,14 @@ def _chunks(key: jax.Array, indices: jax.Array, dtype: Any) -> jax.Array:
 def _check_shape(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
-    if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence | tuple | np.ndarray):
+    if isinstance(shape, (str, bytes)) or not isinstance(
+        shape, Sequence | tuple | np.ndarray
+    ):
         raise TypeError(f"shape must be a sequence of integers >= 0, got {shape!r}")
-    return tuple(check_positive_int(s, name=f"shape[{i}]", minimum=0) for i, s in enumerate(shape))
+    return tuple(
+        check_positive_int(s, name=f"shape[{i}]", minimum=0)
+        for i, s in enumerate(shape)
+    )
 
 
 def _check_dtype(dtype: Any) -> np.dtype:
@@ -70,9 +76,13 @@ def _check_dtype(dtype: Any) -> np.dtype:
     try:
         dtype = np.dtype(dtype)
     except TypeError:
-        raise TypeError(f"dtype must be a floating dtype such as jnp.float32, got {dtype!r}") from None
+        raise TypeError(
+            f"dtype must be a floating dtype such as jnp.float32, got {dtype!r}"
+        ) from None
     if not jnp.issubdtype(dtype, jnp.floating):
-        raise TypeError(f"dtype must be a floating dtype such as jnp.float32, got {dtype}")
+        raise TypeError(
+            f"dtype must be a floating dtype such as jnp.float32, got {dtype}"
+        )
     return jax.dtypes.canonicalize_dtype(dtype)
 
 
@@ -100,7 +110,9 @@ def _flat(key: jax.Array, size: int, dtype: np.dtype) -> np.ndarray | jax.Array:
     return _flat_host(key, size, dtype)
 
 
-def standard_normal(key: jax.Array, shape: int | Sequence[int], dtype: Any = None) -> jax.Array:
+def standard_normal(
+    key: jax.Array, shape: int | Sequence[int], dtype: Any = None
+) -> jax.Array:
     """An array of i.i.d. N(0, 1) numbers read off the prefix-stable stream of ``key``.
 
     The entries, in row-major order, are the first ``prod(shape)`` numbers of the stream of

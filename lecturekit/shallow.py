@@ -15,8 +15,9 @@ Network r has m_r hidden units and computes, in the NTK parameterization,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -24,9 +25,15 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from . import activations as _activations
+from ._validation import (
+    as_float_array,
+    check_key,
+    check_params_pytree,
+    check_positive_int,
+    check_real,
+)
 from .sampling import standard_normal as _standard_normal
 from .training import _check_sequence, _descend, mse_loss
-from ._validation import as_float_array, check_key, check_params_pytree, check_positive_int, check_real
 
 __all__ = ["Shallow", "shallow", "KernelChange", "shallow_kernel_change"]
 
@@ -88,7 +95,10 @@ class Shallow(NamedTuple):
         out, start, r = [], 0, 0
         while r < len(self.widths):
             key, count = (self.widths[r], self.activations[r]), 1
-            while r + count < len(self.widths) and (self.widths[r + count], self.activations[r + count]) == key:
+            while (
+                r + count < len(self.widths)
+                and (self.widths[r + count], self.activations[r + count]) == key
+            ):
                 count += 1
             out.append((r, start, count) + key)
             start, r = start + count * key[0], r + count
@@ -99,7 +109,9 @@ class Shallow(NamedTuple):
         out, start, r = [], 0, 0
         while r < len(self.widths):
             end = r
-            while end < len(self.widths) and self.activations[end] == self.activations[r]:
+            while (
+                end < len(self.widths) and self.activations[end] == self.activations[r]
+            ):
                 end += 1
             stop = start + sum(self.widths[r:end])
             out.append((slice(start, stop), self.activations[r]))
@@ -109,24 +121,42 @@ class Shallow(NamedTuple):
     def _features(self, params: dict, x: jax.Array, derivative: bool) -> jax.Array:
         """phi_r(w_u x + b_u) (or phi_r') for every input and unit: shape (n, U)."""
         pre = x[:, :1] * params["w"] + params["b"]
-        acts = [(units, _activations.get(name)) for units, name in self._activation_slices()]
-        parts = [(act.grad if derivative else act.fn)(pre[:, units]) for units, act in acts]
+        acts = [
+            (units, _activations.get(name)) for units, name in self._activation_slices()
+        ]
+        parts = [
+            (act.grad if derivative else act.fn)(pre[:, units]) for units, act in acts
+        ]
         return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=1)
 
     def apply(self, params: dict, x: jax.Array) -> jax.Array:
         """Outputs of all networks on x of shape (n, 1): shape (n, R)."""
         v = params["v"]
         if not all(self.readout):
-            trained = jnp.asarray(np.repeat(np.asarray(self.readout, bool), self.widths))
+            trained = jnp.asarray(
+                np.repeat(np.asarray(self.readout, bool), self.widths)
+            )
             v = jnp.where(trained, v, jax.lax.stop_gradient(v))
-        coef = jnp.sqrt(self.scale / np.repeat(np.asarray(self.widths, float), self.widths)).astype(v.dtype)
+        coef = jnp.sqrt(
+            self.scale / np.repeat(np.asarray(self.widths, float), self.widths)
+        ).astype(v.dtype)
         terms = coef * v * self._features(params, x, False)  # (n, U)
-        sums = jax.ops.segment_sum(terms.T, jnp.asarray(self.owner()), num_segments=len(self.widths),
-                                   indices_are_sorted=True)
+        sums = jax.ops.segment_sum(
+            terms.T,
+            jnp.asarray(self.owner()),
+            num_segments=len(self.widths),
+            indices_are_sorted=True,
+        )
         return sums.T
 
-    def ntk(self, params: dict, x: jax.Array, x2: jax.Array | None = None, *,
-            unit_mask: jax.Array | None = None) -> jax.Array:
+    def ntk(
+        self,
+        params: dict,
+        x: jax.Array,
+        x2: jax.Array | None = None,
+        *,
+        unit_mask: jax.Array | None = None,
+    ) -> jax.Array:
         """Tangent kernels of all networks with respect to their trained parameters,
         Theta_r(x_i, x2_j) for x (n1, 1) and x2 (n2, 1) (default x): shape (R, n1, n2),
 
@@ -138,7 +168,11 @@ class Shallow(NamedTuple):
         Computed in closed form, one contraction for all the networks of each width.
         """
         x2 = x if x2 is None else x2
-        mask = jnp.ones_like(params["v"]) if unit_mask is None else unit_mask.astype(params["v"].dtype)
+        mask = (
+            jnp.ones_like(params["v"])
+            if unit_mask is None
+            else unit_mask.astype(params["v"].dtype)
+        )
         phi1, phi2 = self._features(params, x, False), self._features(params, x2, False)
         dphi1 = self._features(params, x, True) * params["v"]
         dphi2 = dphi1 if x2 is x else self._features(params, x2, True) * params["v"]
@@ -147,12 +181,15 @@ class Shallow(NamedTuple):
         widths = np.asarray(self.widths)
         starts = np.concatenate([[0], np.cumsum(widths)[:-1]])
         order, out = [], []
-        for width in np.unique(widths):  # all networks of one width: gather, one contraction
+        # all networks of one width: gather, one contraction
+        for width in np.unique(widths):
             nets_w = np.flatnonzero(widths == width)
             cols = (starts[nets_w][:, None] + np.arange(width)[None, :]).ravel()
-            group = lambda a: a[:, cols].reshape(a.shape[0], len(nets_w), width)  # noqa: E731
+            group = lambda a: a[:, cols].reshape(a.shape[0], len(nets_w), width)  # noqa: B023
             read = jnp.einsum("icm,jcm->cij", group(phi1 * mask), group(phi2))
-            hidden = jnp.einsum("icm,jcm->cij", group(dphi1 * mask), group(dphi2)) * inner
+            hidden = (
+                jnp.einsum("icm,jcm->cij", group(dphi1 * mask), group(dphi2)) * inner
+            )
             rho = jnp.asarray(readout[nets_w], read.dtype)[:, None, None]
             out.append(self.scale / width * (rho * read + hidden))
             order.extend(nets_w)
@@ -186,23 +223,41 @@ def shallow(
         ((2, 2, 4), [0, 0, 1, 1, 2, 2, 2, 2])
     """
     if isinstance(widths, (str, bytes)) or not hasattr(widths, "__len__"):
-        raise TypeError(f"widths must be a non-empty sequence of positive integers, got {widths!r}")
+        raise TypeError(
+            f"widths must be a non-empty sequence of positive integers, got {widths!r}"
+        )
     if len(widths) == 0:
-        raise ValueError("widths must be a non-empty sequence of positive integers, got an empty one")
-    widths = tuple(check_positive_int(w, name=f"widths[{i}]") for i, w in enumerate(widths))
+        raise ValueError(
+            "widths must be a non-empty sequence of positive integers, got an empty one"
+        )
+    widths = tuple(
+        check_positive_int(w, name=f"widths[{i}]") for i, w in enumerate(widths)
+    )
     count = len(widths)
     if not isinstance(activation, str):
-        _check_sequence(activation, name="activation", what="an activation name or a sequence of them")
+        _check_sequence(
+            activation,
+            name="activation",
+            what="an activation name or a sequence of them",
+        )
     names = (activation,) * count if isinstance(activation, str) else tuple(activation)
     if len(names) != count:
-        raise ValueError(f"activation must be one name or one per network ({count}), got {len(names)}")
+        raise ValueError(
+            f"activation must be one name or one per network ({count}), got {len(names)}"
+        )
     for name in dict.fromkeys(names):
         _activations.get(name)
     if not isinstance(readout, (bool, np.bool_)):
-        _check_sequence(readout, name="readout", what="True/False or a sequence of them")
-    flags = (readout,) * count if isinstance(readout, (bool, np.bool_)) else tuple(readout)
+        _check_sequence(
+            readout, name="readout", what="True/False or a sequence of them"
+        )
+    flags = (
+        (readout,) * count if isinstance(readout, (bool, np.bool_)) else tuple(readout)
+    )
     if len(flags) != count:
-        raise ValueError(f"readout must be True/False or one per network ({count}), got {readout!r}")
+        raise ValueError(
+            f"readout must be True/False or one per network ({count}), got {readout!r}"
+        )
     scale = check_real(scale, name="scale", positive=True)
     return Shallow(widths, names, tuple(bool(f) for f in flags), scale)
 
@@ -234,7 +289,9 @@ class KernelChange(NamedTuple):
     final: Any
 
 
-def shallow_kernel_change(sh: Shallow, params: dict, x: ArrayLike, y: ArrayLike, lr: float, steps: int) -> KernelChange:
+def shallow_kernel_change(
+    sh: Shallow, params: dict, x: ArrayLike, y: ArrayLike, lr: float, steps: int
+) -> KernelChange:
     """Train the networks of ``sh`` by gradient descent and measure how far their kernels move.
 
     Every network r is trained on its own loss (1/2n) sum_i (f_r(x_i) - y_i)^2 (``y`` (n,),
@@ -264,18 +321,30 @@ def shallow_kernel_change(sh: Shallow, params: dict, x: ArrayLike, y: ArrayLike,
         (True, (2,), (21,))
     """
     if not isinstance(sh, Shallow):
-        raise TypeError(f"sh must be a Shallow description (shallow.shallow), got {type(sh).__name__}")
+        raise TypeError(
+            f"sh must be a Shallow description (shallow.shallow), got {type(sh).__name__}"
+        )
     for name in ("w", "b", "v"):
-        if not isinstance(params, dict) or name not in params or np.shape(params[name]) != (sh.units,):
-            raise ValueError(f"params must be a dict of w, b, v of shape ({sh.units},), e.g. sh.init(key)")
+        if (
+            not isinstance(params, dict)
+            or name not in params
+            or np.shape(params[name]) != (sh.units,)
+        ):
+            raise ValueError(
+                f"params must be a dict of w, b, v of shape ({sh.units},), e.g. sh.init(key)"
+            )
     check_params_pytree(params)
     dtype = params["v"].dtype
     x = as_float_array(x, name="x", ndim=2).astype(dtype)
     if x.shape[1] != 1:
-        raise ValueError(f"x must have shape (n, 1) (a scalar input), got {tuple(x.shape)}")
+        raise ValueError(
+            f"x must have shape (n, 1) (a scalar input), got {tuple(x.shape)}"
+        )
     y = as_float_array(y, name="y", ndim=1).astype(dtype)
     if y.shape[0] != x.shape[0]:
-        raise ValueError(f"y must have {x.shape[0]} entries (one per row of x), got {y.shape[0]}")
+        raise ValueError(
+            f"y must have {x.shape[0]} entries (one per row of x), got {y.shape[0]}"
+        )
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps")
     return _shallow_kernel_change(sh, params, x, y, lr, steps)
@@ -284,16 +353,22 @@ def shallow_kernel_change(sh: Shallow, params: dict, x: ArrayLike, y: ArrayLike,
 @partial(jax.jit, static_argnums=(0, 5))
 def _shallow_kernel_change(sh, params, x, y, lr, steps):
     targets = jnp.broadcast_to(y[:, None], (x.shape[0], len(sh.widths)))
-    run = _descend(mse_loss(sh.apply, x, targets), params, lr, steps, max(steps, 1), None, None)
+    run = _descend(
+        mse_loss(sh.apply, x, targets), params, lr, steps, max(steps, 1), None, None
+    )
     final, losses = run.final_params, run.losses
-    signs = lambda p: x[:, :1] * p["w"] + p["b"] > 0  # noqa: E731
+    signs = lambda p: x[:, :1] * p["w"] + p["b"] > 0
     flipped = jnp.any(signs(params) != signs(final), axis=0)
     # kernels of (start, end) x (all units, flipped units), one traced contraction
     pair = jax.tree_util.tree_map(lambda a, b: jnp.stack([a, b]), params, final)
     masks = jnp.stack([jnp.ones_like(flipped), flipped])
     k = jax.vmap(lambda p: jax.vmap(lambda mk: sh.ntk(p, x, unit_mask=mk))(masks))(pair)
     norm0 = jnp.linalg.norm(k[0, 0], axis=(1, 2))
-    change = lambda a, b: jnp.linalg.norm(a - b, axis=(1, 2)) / norm0  # noqa: E731
+    change = lambda a, b: jnp.linalg.norm(a - b, axis=(1, 2)) / norm0
     owner = jnp.asarray(sh.owner())
-    fraction = jax.ops.segment_sum(flipped.astype(x.dtype), owner, len(sh.widths)) / jnp.asarray(sh.widths, x.dtype)
-    return KernelChange(change(k[1, 0], k[0, 0]), change(k[1, 1], k[0, 1]), fraction, losses, final)
+    fraction = jax.ops.segment_sum(
+        flipped.astype(x.dtype), owner, len(sh.widths)
+    ) / jnp.asarray(sh.widths, x.dtype)
+    return KernelChange(
+        change(k[1, 0], k[0, 0]), change(k[1, 1], k[0, 1]), fraction, losses, final
+    )

@@ -9,7 +9,8 @@ a bootstrap standard error (:func:`bootstrap`). Results are NumPy floats in Name
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -19,8 +20,16 @@ from jax.typing import ArrayLike
 from . import sampling as _sampling
 from ._validation import as_float_array, check_callable, check_key, check_positive_int
 
-__all__ = ["LogLogFit", "fit_loglog", "fit_loglog_slope", "fit_mean_loglog", "MeanEstimate",
-           "mean_and_stderr", "Estimate", "bootstrap"]
+__all__ = [
+    "LogLogFit",
+    "fit_loglog",
+    "fit_loglog_slope",
+    "fit_mean_loglog",
+    "MeanEstimate",
+    "mean_and_stderr",
+    "Estimate",
+    "bootstrap",
+]
 
 
 class LogLogFit(NamedTuple):
@@ -74,7 +83,9 @@ def fit_loglog(x: ArrayLike, y: ArrayLike) -> LogLogFit:
     xs = np.asarray(as_float_array(x, name="x", ndim=1), dtype=float)
     ys = np.asarray(as_float_array(y, name="y", ndim=1), dtype=float)
     if xs.shape != ys.shape or xs.size < 2:
-        raise ValueError(f"x and y must be 1-D of equal length >= 2, got {xs.shape} and {ys.shape}")
+        raise ValueError(
+            f"x and y must be 1-D of equal length >= 2, got {xs.shape} and {ys.shape}"
+        )
     if np.any(xs <= 0) or np.any(ys <= 0):
         raise ValueError("x and y must be positive for a log-log fit")
     lx, ly = np.log(xs), np.log(ys)
@@ -83,7 +94,9 @@ def fit_loglog(x: ArrayLike, y: ArrayLike) -> LogLogFit:
     resid = ly - design @ coef
     dof = max(xs.size - 2, 1)
     sxx = np.sum((lx - lx.mean()) ** 2)
-    stderr = float(np.sqrt(np.sum(resid**2) / dof / sxx)) if xs.size > 2 else float("nan")
+    stderr = (
+        float(np.sqrt(np.sum(resid**2) / dof / sxx)) if xs.size > 2 else float("nan")
+    )
     return LogLogFit(float(coef[0]), float(np.exp(coef[1])), stderr)
 
 
@@ -140,9 +153,13 @@ def fit_mean_loglog(x: ArrayLike, samples: ArrayLike) -> LogLogFit:
     if xs.size < 2:
         raise ValueError(f"x needs at least 2 points, got shape {xs.shape}")
     if s.shape[0] != xs.size:
-        raise ValueError(f"samples must have one row per x, shape ({xs.size}, r), got {s.shape}")
+        raise ValueError(
+            f"samples must have one row per x, shape ({xs.size}, r), got {s.shape}"
+        )
     if s.shape[1] < 2:
-        raise ValueError(f"samples needs at least 2 draws per x (shape (m, r), r >= 2), got {s.shape}")
+        raise ValueError(
+            f"samples needs at least 2 draws per x (shape (m, r), r >= 2), got {s.shape}"
+        )
     if np.any(xs <= 0):
         raise ValueError("x must be positive for a log-log fit")
     if np.any(s <= 0):
@@ -205,9 +222,13 @@ def mean_and_stderr(samples: ArrayLike, axis: int = 0) -> MeanEstimate:
     s = np.asarray(as_float_array(samples, name="samples"), dtype=float)
     axis = check_positive_int(axis, name="axis", minimum=-max(s.ndim, 1))
     if axis >= max(s.ndim, 1):
-        raise ValueError(f"axis must be < {max(s.ndim, 1)} (samples has shape {s.shape}), got {axis}")
+        raise ValueError(
+            f"axis must be < {max(s.ndim, 1)} (samples has shape {s.shape}), got {axis}"
+        )
     if s.ndim == 0 or s.shape[axis] < 2:
-        raise ValueError(f"samples needs at least 2 entries along axis {axis}, got shape {s.shape}")
+        raise ValueError(
+            f"samples needs at least 2 entries along axis {axis}, got shape {s.shape}"
+        )
     mean = s.mean(axis=axis)
     err = s.std(axis=axis, ddof=1) / np.sqrt(s.shape[axis])
     if np.ndim(mean) == 0:
@@ -233,8 +254,13 @@ class Estimate(NamedTuple):
     stderr: float
 
 
-def bootstrap(key: jax.Array, samples: ArrayLike, statistic: Callable[[np.ndarray], float], *,
-              resamples: int = 200) -> Estimate:
+def bootstrap(
+    key: jax.Array,
+    samples: ArrayLike,
+    statistic: Callable[[np.ndarray], float],
+    *,
+    resamples: int = 200,
+) -> Estimate:
     """A statistic of independent draws with its bootstrap standard error.
 
     ``statistic`` is applied to the whole sample (the value) and to ``resamples`` resamples
@@ -265,7 +291,9 @@ def bootstrap(key: jax.Array, samples: ArrayLike, statistic: Callable[[np.ndarra
     check_key(key)
     s = np.asarray(as_float_array(samples, name="samples", min_ndim=1), dtype=float)
     if s.shape[0] < 2:
-        raise ValueError(f"samples needs at least 2 draws along axis 0, got shape {s.shape}")
+        raise ValueError(
+            f"samples needs at least 2 draws along axis 0, got shape {s.shape}"
+        )
     check_callable(statistic, name="statistic", what="a function of the samples")
     resamples = check_positive_int(resamples, name="resamples", minimum=2)
     r = s.shape[0]

@@ -21,12 +21,17 @@ def _symbol(z: Any, name: str = "z") -> sp.Symbol:
 
 
 def _expr(value: Any, name: str) -> sp.Expr:
-    if isinstance(value, (str, bytes)) or value is None:  # sympify would parse a string as code
-        raise TypeError(f"{name} must be a sympy expression or a number, got {type(value).__name__}")
+    # sympify would parse a string as code
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(
+            f"{name} must be a sympy expression or a number, got {type(value).__name__}"
+        )
     try:
         out = sp.sympify(value, strict=True)
     except sp.SympifyError:
-        raise TypeError(f"{name} must be a sympy expression or a number, got {type(value).__name__}") from None
+        raise TypeError(
+            f"{name} must be a sympy expression or a number, got {type(value).__name__}"
+        ) from None
     if out.has(sp.nan, sp.zoo):
         raise ValueError(f"{name} must be finite, got {out}")
     return out
@@ -34,7 +39,12 @@ def _expr(value: Any, name: str) -> sp.Expr:
 
 def _variance(variance: Any) -> sp.Expr:
     v = _expr(variance, "variance")
-    if v.is_positive is False or v.is_finite is False or v.is_number and not (v.is_real and bool(v > 0)):
+    if (
+        v.is_positive is False
+        or v.is_finite is False
+        or v.is_number
+        and not (v.is_real and bool(v > 0))
+    ):
         raise ValueError(f"variance must be positive and finite, got {v}")
     return v
 
@@ -66,7 +76,11 @@ def gaussian_density(z: sp.Symbol, variance: sp.Expr) -> sp.Expr:
 
 
 def gaussian_expectation(
-    expr: sp.Expr, z: sp.Symbol, variance: sp.Expr = sp.Integer(1), lower=-sp.oo, upper=sp.oo
+    expr: sp.Expr,
+    z: sp.Symbol,
+    variance: sp.Expr = sp.S.One,
+    lower=-sp.oo,
+    upper=sp.oo,
 ) -> sp.Expr:
     """E[expr(z) 1(lower < z < upper)] for z ~ N(0, variance), integrated exactly by sympy.
 
@@ -93,7 +107,9 @@ def gaussian_expectation(
     lower, upper = _expr(lower, "lower"), _expr(upper, "upper")
     if lower.is_number and upper.is_number and not bool(lower < upper):
         raise ValueError(f"need lower < upper, got lower = {lower} and upper = {upper}")
-    return sp.simplify(sp.integrate(expr * gaussian_density(z, variance), (z, lower, upper)))
+    return sp.simplify(
+        sp.integrate(expr * gaussian_density(z, variance), (z, lower, upper))
+    )
 
 
 def assert_identity(lhs: sp.Expr, rhs: sp.Expr, what: str = "identity") -> None:

@@ -28,15 +28,22 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from . import nets as _nets
-from ._validation import check_choice, check_inputs_pair, check_model, check_params_pytree, check_positive_int
+from ._validation import (
+    check_choice,
+    check_inputs_pair,
+    check_model,
+    check_params_pytree,
+    check_positive_int,
+)
 
 __all__ = ["empirical_ntk", "vector_product_ntk", "jacobian_ntk", "linearize"]
 
@@ -50,13 +57,16 @@ def _structured_network(f: Model) -> _nets.MLP | None:
     """The :class:`~lecturekit.nets.MLP` behind ``f`` if ``f`` is its bound ``apply``, possibly
     wrapped in ``jax.jit`` (which does not change the function), else None."""
     seen = 0
-    while hasattr(f, "__wrapped__") and type(f).__name__ in ("PjitFunction", "JitWrapped") and seen < 8:
+    while (
+        hasattr(f, "__wrapped__")
+        and type(f).__name__ in ("PjitFunction", "JitWrapped")
+        and seen < 8
+    ):
         f, seen = f.__wrapped__, seen + 1
     owner = getattr(f, "__self__", None)
     if isinstance(owner, _nets.MLP) and getattr(f, "__func__", None) is _nets.MLP.apply:
         return owner
     return None
-
 
 
 def _mentions_network(f: Any) -> bool:
@@ -71,15 +81,25 @@ def _mentions_network(f: Any) -> bool:
 def _refers_to_network(f: Any) -> bool:
     for _ in range(8):
         if isinstance(f, functools.partial):
-            if any(isinstance(a, _nets.MLP) or _structured_network(a) for a in (f.func, *f.args, *f.keywords.values())):
+            if any(
+                isinstance(a, _nets.MLP) or _structured_network(a)
+                for a in (f.func, *f.args, *f.keywords.values())
+            ):
                 return True
             f = f.func
             continue
         code = getattr(f, "__code__", None)
         if code is not None:
-            cells = [c.cell_contents for c in (getattr(f, "__closure__", None) or ()) if _filled(c)]
+            cells = [
+                c.cell_contents
+                for c in (getattr(f, "__closure__", None) or ())
+                if _filled(c)
+            ]
             names = [getattr(f, "__globals__", {}).get(n) for n in code.co_names]
-            if any(isinstance(v, _nets.MLP) or _structured_network(v) for v in cells + names):
+            if any(
+                isinstance(v, _nets.MLP) or _structured_network(v)
+                for v in cells + names
+            ):
                 return True
         if not hasattr(f, "__wrapped__"):
             return False
@@ -89,7 +109,7 @@ def _refers_to_network(f: Any) -> bool:
 
 def _filled(cell: Any) -> bool:
     try:
-        cell.cell_contents
+        _ = cell.cell_contents
     except ValueError:  # an empty cell
         return False
     return True
@@ -150,7 +170,9 @@ def empirical_ntk(
     check_model(f)
     check_choice(implementation, IMPLEMENTATIONS, name="implementation")
     if net is not None and not isinstance(net, _nets.MLP):
-        raise TypeError(f"net must be a lecturekit.nets.mlp network or None, got {type(net).__name__}")
+        raise TypeError(
+            f"net must be a lecturekit.nets.mlp network or None, got {type(net).__name__}"
+        )
     found = _structured_network(f)
     if net is not None and found is not None and found != net:
         raise ValueError("net= is a different network from the one whose apply is f")
@@ -170,7 +192,8 @@ def empirical_ntk(
                     "implementation='auto' uses vector products (not the per-layer formula); pass "
                     "net=<the network> if f computes net.apply, or implementation='vector_products' "
                     "to silence this warning",
-                    UserWarning, stacklevel=2,
+                    UserWarning,
+                    stacklevel=2,
                 )
             implementation = "vector_products"
     if implementation == "jacobian":
@@ -194,7 +217,9 @@ def empirical_ntk(
     return _structured_ntk(net, params, a, b)
 
 
-def jacobian_ntk(f: Model, params: Any, x1: jax.Array, x2: jax.Array | None = None) -> jax.Array:
+def jacobian_ntk(
+    f: Model, params: Any, x1: jax.Array, x2: jax.Array | None = None
+) -> jax.Array:
     """Reference method: J(x1) J(x2)^T with the Jacobians materialized leaf by leaf.
 
     Exact for any model, but the Jacobians need memory (n1 + n2) x (number of
@@ -228,7 +253,12 @@ def jacobian_ntk(f: Model, params: Any, x1: jax.Array, x2: jax.Array | None = No
 
 
 def vector_product_ntk(
-    f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | None = None, *, chunk: int = 16
+    f: Model,
+    params: Any,
+    x1: ArrayLike,
+    x2: ArrayLike | None = None,
+    *,
+    chunk: int = 16,
 ) -> jax.Array:
     """Jacobian-free empirical NTK of any model, (n1, n2), from vector products.
 
@@ -261,7 +291,9 @@ def vector_product_ntk(
 
 
 @partial(jax.jit, static_argnums=(0, 4))
-def _vector_product_ntk(f: Model, params, x1: jax.Array, x2: jax.Array, chunk: int) -> jax.Array:
+def _vector_product_ntk(
+    f: Model, params, x1: jax.Array, x2: jax.Array, chunk: int
+) -> jax.Array:
     gradients = jax.vmap(jax.grad(lambda p, x: f(p, x[None])[0]), in_axes=(None, 0))
 
     def push_forward(tangent):  # J(x1) t, one JVP through the batch x1
@@ -271,20 +303,26 @@ def _vector_product_ntk(f: Model, params, x1: jax.Array, x2: jax.Array, chunk: i
         return jax.vmap(push_forward)(gradients(params, x2_chunk))
 
     n2, pad = x2.shape[0], -x2.shape[0] % chunk
-    padded = jnp.concatenate([x2, jnp.repeat(x2[-1:], pad, axis=0)])  # repeats, dropped below
+    # repeats, dropped below
+    padded = jnp.concatenate([x2, jnp.repeat(x2[-1:], pad, axis=0)])
     blocks = jax.lax.map(columns, padded.reshape(-1, chunk, x2.shape[1]))
     return blocks.reshape(-1, x1.shape[0])[:n2].T
 
 
-def _check_generic_model(f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | None) -> tuple[jax.Array, jax.Array]:
+def _check_generic_model(
+    f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | None
+) -> tuple[jax.Array, jax.Array]:
     """Validate a model f(params, x) -> (n,) with its parameters and inputs; the checked (x1, x2)."""
     check_model(f)
     check_params_pytree(params)
     a, b = check_inputs_pair(x1, x2)
     try:
         out_shape = jax.eval_shape(f, params, a).shape
-    except Exception as err:  # a model that cannot take these params or inputs: say so here
-        raise ValueError(f"f(params, x1) could not be evaluated: {type(err).__name__}: {err}") from None
+    # a model that cannot take these params or inputs: say so here
+    except Exception as err:
+        raise ValueError(
+            f"f(params, x1) could not be evaluated: {type(err).__name__}: {err}"
+        ) from None
     if out_shape != (a.shape[0],):
         raise ValueError(
             f"f(params, x) must return shape (n,) = ({a.shape[0]},) for x of shape {tuple(a.shape)}, "
@@ -296,7 +334,10 @@ def _check_generic_model(f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | N
 def _layer_factors(net: _nets.MLP, params, x):
     """Per dense layer: (mW, mb, layer input h (n, fan_in), output gradient delta (n, fan_out))."""
     bw = net.backward(params, x)
-    return [(mw, mb, h, d[:, 0, :]) for (mw, mb), h, d in zip(net.multipliers(), bw.inputs, bw.deltas)]
+    return [
+        (mw, mb, h, d[:, 0, :])
+        for (mw, mb), h, d in zip(net.multipliers(), bw.inputs, bw.deltas)
+    ]
 
 
 def _combine(terms, dtype) -> jax.Array:
@@ -311,14 +352,23 @@ def _combine(terms, dtype) -> jax.Array:
 def _structured_ntk(net: _nets.MLP, params, x1: jax.Array, x2: jax.Array) -> jax.Array:
     dtype = jnp.result_type(x1, params[0]["W"])
     f1, f2 = _layer_factors(net, params, x1), _layer_factors(net, params, x2)
-    return _combine([(mw, mb, h1 @ h2.T, d1 @ d2.T) for (mw, mb, h1, d1), (_, _, h2, d2) in zip(f1, f2)], dtype)
+    return _combine(
+        [
+            (mw, mb, h1 @ h2.T, d1 @ d2.T)
+            for (mw, mb, h1, d1), (_, _, h2, d2) in zip(f1, f2)
+        ],
+        dtype,
+    )
 
 
 @partial(jax.jit, static_argnums=0)
 def _structured_ntk_same(net: _nets.MLP, params, x: jax.Array) -> jax.Array:
     """The kernel of x with itself: one forward and backward pass, symmetric Gram products."""
     dtype = jnp.result_type(x, params[0]["W"])
-    return _combine([(mw, mb, h @ h.T, d @ d.T) for mw, mb, h, d in _layer_factors(net, params, x)], dtype)
+    return _combine(
+        [(mw, mb, h @ h.T, d @ d.T) for mw, mb, h, d in _layer_factors(net, params, x)],
+        dtype,
+    )
 
 
 def linearize(f: Model, params0: Any) -> Model:

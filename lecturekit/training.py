@@ -39,8 +39,9 @@ The packed one-hidden-layer networks of Chapter 2 (``shallow``, ``Shallow``,
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from typing import Any, Callable, Iterable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import jax
 import jax.flatten_util
@@ -52,8 +53,16 @@ from . import nets as _nets
 from . import sampling as _sampling
 from . import tangent as _tangent
 from ._validation import (
-    as_float_array, check_callable, check_key, check_params_pytree, check_positive_int, check_range, check_real,
-    concrete, is_traced, warn_numerical,
+    as_float_array,
+    check_callable,
+    check_key,
+    check_params_pytree,
+    check_positive_int,
+    check_range,
+    check_real,
+    concrete,
+    is_traced,
+    warn_numerical,
 )
 
 __all__ = [
@@ -130,7 +139,9 @@ def mse_loss(f: Model, x: ArrayLike, y: ArrayLike) -> Callable[[Any], jax.Array]
     x = as_float_array(x, name="x", ndim=2)
     y = as_float_array(y, name="y", ndim=(1, 2))
     if y.shape[0] != x.shape[0]:
-        raise ValueError(f"x and y must have the same number of rows, got {x.shape[0]} and {y.shape[0]}")
+        raise ValueError(
+            f"x and y must have the same number of rows, got {x.shape[0]} and {y.shape[0]}"
+        )
 
     def loss(params):
         return square_loss(f(params, x), y)
@@ -138,7 +149,9 @@ def mse_loss(f: Model, x: ArrayLike, y: ArrayLike) -> Callable[[Any], jax.Array]
     return loss
 
 
-def lazy_loss(f: Model, params0: Any, x: ArrayLike, y: ArrayLike, *, alpha: float) -> Callable[[Any], jax.Array]:
+def lazy_loss(
+    f: Model, params0: Any, x: ArrayLike, y: ArrayLike, *, alpha: float
+) -> Callable[[Any], jax.Array]:
     """The lazy-training loss of Chizat, Oyallon and Bach: scale alpha, centred model.
 
     Returns params -> (1/alpha^2) L(alpha (f(params, x) - f(params0, x)), y) with L the
@@ -173,7 +186,9 @@ def lazy_loss(f: Model, params0: Any, x: ArrayLike, y: ArrayLike, *, alpha: floa
     x = as_float_array(x, name="x", ndim=2)
     y = as_float_array(y, name="y", ndim=(1, 2))
     if y.shape[0] != x.shape[0]:
-        raise ValueError(f"x and y must have the same number of rows, got {x.shape[0]} and {y.shape[0]}")
+        raise ValueError(
+            f"x and y must have the same number of rows, got {x.shape[0]} and {y.shape[0]}"
+        )
     alpha = check_real(alpha, name="alpha", positive=True)
     f0 = f(params0, x)
 
@@ -205,12 +220,16 @@ def cross_entropy(logits: ArrayLike, onehot: ArrayLike) -> jax.Array:
     return -jnp.mean(jnp.sum(onehot * jax.nn.log_softmax(logits), axis=-1))
 
 
-def _check_outputs(outputs: Any, targets: Any, name: str, target_name: str, *, ndim) -> tuple[jax.Array, jax.Array]:
+def _check_outputs(
+    outputs: Any, targets: Any, name: str, target_name: str, *, ndim
+) -> tuple[jax.Array, jax.Array]:
     out = as_float_array(outputs, name=name, ndim=ndim, min_ndim=1, finite=False)
     tgt = as_float_array(targets, name=target_name, ndim=ndim, min_ndim=1, finite=False)
     if out.shape != tgt.shape:
-        raise ValueError(f"{name} and {target_name} must have the same shape, got {tuple(out.shape)} "
-                         f"and {tuple(tgt.shape)}")
+        raise ValueError(
+            f"{name} and {target_name} must have the same shape, got {tuple(out.shape)} "
+            f"and {tuple(tgt.shape)}"
+        )
     return out, tgt
 
 
@@ -338,14 +357,20 @@ def _descend(loss_fn, params, lr, steps, every, observe, stop_above):
             p, diverged_at = carry
             value, grad = value_and_grad(p)
             if not (freeze or masked):
-                return (jax.tree_util.tree_map(lambda a, g: a - lr * g, p, grad), diverged_at), value
+                return (
+                    jax.tree_util.tree_map(lambda a, g: a - lr * g, p, grad),
+                    diverged_at,
+                ), value
             move = k < steps
             if freeze:
                 value, found = judge(value, k, diverged_at)
                 diverged_at = jnp.where(move, found, diverged_at)
                 move = move & (diverged_at < 0)
-            p = jax.tree_util.tree_map(lambda a, g: jnp.where(move, a - lr * g, a), p, grad)
+            p = jax.tree_util.tree_map(
+                lambda a, g: jnp.where(move, a - lr * g, a), p, grad
+            )
             return (p, diverged_at), value
+
         return step
 
     def last_loss(p, diverged_at):
@@ -353,14 +378,16 @@ def _descend(loss_fn, params, lr, steps, every, observe, stop_above):
         return judge(value, steps, diverged_at) if freeze else (value, diverged_at)
 
     start = (params, jnp.asarray(-1, dtype=jnp.int32))
-    if observe is None:                        # one flat loop, the final loss after it
-        (final, diverged_at), losses = jax.lax.scan(make_step(False), start,
-                                                    jnp.arange(steps, dtype=jnp.int32))
+    if observe is None:  # one flat loop, the final loss after it
+        (final, diverged_at), losses = jax.lax.scan(
+            make_step(False), start, jnp.arange(steps, dtype=jnp.int32)
+        )
         value, diverged_at = last_loss(final, diverged_at)
         losses = jnp.append(losses, value)
         observed = None
     else:
-        chunks = -(-steps // every)            # observation periods; the last may be short
+        # observation periods; the last may be short
+        chunks = -(-steps // every)
         step = make_step(steps % every != 0)
 
         def period(carry, i):
@@ -369,19 +396,27 @@ def _descend(loss_fn, params, lr, steps, every, observe, stop_above):
             record = observe(carry[0])
 
             def run(carry):
-                return jax.lax.scan(step, carry, i * every + jnp.arange(every, dtype=jnp.int32))
+                return jax.lax.scan(
+                    step, carry, i * every + jnp.arange(every, dtype=jnp.int32)
+                )
 
             def finish(carry):
                 value, diverged_at = last_loss(*carry)
-                return (carry[0], diverged_at), jnp.full((every,), value, dtype=jnp.result_type(value))
+                return (carry[0], diverged_at), jnp.full(
+                    (every,), value, dtype=jnp.result_type(value)
+                )
 
             carry, losses = jax.lax.cond(i < chunks, run, finish, carry)
             return carry, (losses, record)
 
         (final, diverged_at), (losses, observed) = jax.lax.scan(
-            period, start, jnp.arange(chunks + 1, dtype=jnp.int32))
-        losses = jnp.concatenate([losses[:chunks].reshape(-1)[:steps], losses[chunks, :1]])
-    if not freeze:                             # the first non-finite loss, read off afterwards
+            period, start, jnp.arange(chunks + 1, dtype=jnp.int32)
+        )
+        losses = jnp.concatenate(
+            [losses[:chunks].reshape(-1)[:steps], losses[chunks, :1]]
+        )
+    # the first non-finite loss, read off afterwards
+    if not freeze:
         bad = ~jnp.isfinite(losses)
         diverged_at = jnp.where(jnp.any(bad), jnp.argmax(bad), -1).astype(jnp.int32)
     return Trajectory(at, losses, observed, final, diverged_at)
@@ -459,7 +494,13 @@ def _noisy_descend(loss_fn, params, lr, steps, noise, key, decay):
     losses = jnp.append(losses, loss_fn(unravel(final)))
     bad = ~jnp.isfinite(losses)
     diverged_at = jnp.where(jnp.any(bad), jnp.argmax(bad), -1).astype(jnp.int32)
-    return Trajectory(jnp.asarray([0, steps], dtype=jnp.int32), losses, None, unravel(final), diverged_at)
+    return Trajectory(
+        jnp.asarray([0, steps], dtype=jnp.int32),
+        losses,
+        None,
+        unravel(final),
+        diverged_at,
+    )
 
 
 def stochastic_descend(
@@ -543,19 +584,27 @@ def stochastic_descend(
     ya = as_float_array(y, name="y", ndim=1)
     n = xa.shape[0]
     if ya.shape != (n,):
-        raise ValueError(f"y must have shape ({n},) (one target per row of x), got {tuple(ya.shape)}")
+        raise ValueError(
+            f"y must have shape ({n},) (one target per row of x), got {tuple(ya.shape)}"
+        )
     b = n if batch is None else check_positive_int(batch, name="batch")
     if b > n:
-        raise ValueError(f"batch must be between 1 and the number of examples {n}, got {batch}")
+        raise ValueError(
+            f"batch must be between 1 and the number of examples {n}, got {batch}"
+        )
     sigma = check_real(label_noise, name="label_noise", nonnegative=True)
     if every is None:
         every = steps if steps <= 1000 else int(np.gcd(steps, 1000))
     every = check_positive_int(every, name="every")
     if steps % every:
-        raise ValueError(f"every must divide steps, got every = {every} and steps = {steps}")
+        raise ValueError(
+            f"every must divide steps, got every = {every} and steps = {steps}"
+        )
     if observe is not None:
         check_callable(observe, name="observe", what="a function of params")
-    return _stochastic_descend(f, params, xa, ya, lr, steps, key, b, sigma, every, observe)
+    return _stochastic_descend(
+        f, params, xa, ya, lr, steps, key, b, sigma, every, observe
+    )
 
 
 def _stochastic_descend(f, params, x, y, lr, steps, key, b, sigma, every, observe):
@@ -572,8 +621,13 @@ def _stochastic_descend(f, params, x, y, lr, steps, key, b, sigma, every, observ
 
     def step(p, inputs):
         t, noise = inputs
-        idx = None if full else jax.random.choice(jax.random.fold_in(k_batch, t), n, (b,),
-                                                  replace=False)
+        idx = (
+            None
+            if full
+            else jax.random.choice(
+                jax.random.fold_in(k_batch, t), n, (b,), replace=False
+            )
+        )
         value = square_loss(f(p, x), y)
         g = grad(p, idx, noise)
         return jax.tree_util.tree_map(lambda a, gg: a - lr * gg, p, g), value
@@ -590,13 +644,15 @@ def _stochastic_descend(f, params, x, y, lr, steps, key, b, sigma, every, observ
         p, losses = jax.lax.scan(step, p, (i * every + jnp.arange(every), block))
         return p, (losses, record)
 
-    final, (losses, observed) = jax.lax.scan(period, params,
-                                             (jnp.arange(steps // every), noise))
+    final, (losses, observed) = jax.lax.scan(
+        period, params, (jnp.arange(steps // every), noise)
+    )
     losses = jnp.append(losses.reshape(-1), square_loss(f(final, x), y))
     if observe is not None:
         last = observe(final)
-        observed = jax.tree_util.tree_map(lambda a, z: jnp.concatenate([a, z[None]]),
-                                          observed, last)
+        observed = jax.tree_util.tree_map(
+            lambda a, z: jnp.concatenate([a, z[None]]), observed, last
+        )
     bad = ~jnp.isfinite(losses)
     diverged_at = jnp.where(jnp.any(bad), jnp.argmax(bad), -1).astype(jnp.int32)
     at = jnp.asarray(np.arange(0, steps + 1, every), dtype=jnp.int32)
@@ -677,10 +733,14 @@ def gradient_descent(
     except ValueError as err:  # a model whose outputs do not match y: say so here
         raise ValueError(f"{what}: {err}") from None
     except Exception as err:  # a model that cannot take these params or inputs
-        raise ValueError(f"{what} could not be evaluated: {type(err).__name__}: {err}") from None
+        raise ValueError(
+            f"{what} could not be evaluated: {type(err).__name__}: {err}"
+        ) from None
     if shape != ():
         raise ValueError(f"{what} must give a scalar loss, got shape {shape}")
-    run = jax.jit(lambda p, rate: _descend(loss_fn, p, rate, steps, every, observe, stop_above))
+    run = jax.jit(
+        lambda p, rate: _descend(loss_fn, p, rate, steps, every, observe, stop_above)
+    )
     traj = run(params, lr)
     _warn_divergence(traj, lr, stop_above)
     return traj
@@ -739,7 +799,9 @@ def relative_kernel_change(k_t: ArrayLike, k_0: ArrayLike) -> jax.Array:
     kt = as_float_array(k_t, name="k_t", finite=False, min_ndim=2)
     k0 = as_float_array(k_0, name="k_0", ndim=2, finite=False)
     if kt.shape[-2:] != k0.shape:
-        raise ValueError(f"k_t must end with the shape of k_0 {tuple(k0.shape)}, got {tuple(kt.shape)}")
+        raise ValueError(
+            f"k_t must end with the shape of k_0 {tuple(k0.shape)}, got {tuple(kt.shape)}"
+        )
     if isinstance(kt, jax.core.Tracer) or isinstance(k0, jax.core.Tracer):
         return jnp.sqrt(jnp.sum((kt - k0) ** 2, axis=(-2, -1))) / jnp.linalg.norm(k0)
     kt, k0 = np.asarray(kt), np.asarray(k0)
@@ -773,7 +835,11 @@ def _warn_divergence(traj: Trajectory, lr: Any, stop_above: Any) -> None:
     if at is None or at.ndim or int(at) < 0:
         return
     rate = concrete(lr)
-    what = "is not finite" if stop_above is None else f"is not finite or above stop_above = {stop_above:g}"
+    what = (
+        "is not finite"
+        if stop_above is None
+        else f"is not finite or above stop_above = {stop_above:g}"
+    )
     warn_numerical(
         f"gradient_descent diverged: the loss {what} from step {int(at)} on; "
         f"lr = {float(rate):g} is too large for this problem (gradient descent is stable for lr < 2 / "
@@ -839,7 +905,9 @@ def ntk_errors(
         >>> [e.shape for e in errors], emp[1].shape
         ([(2,), (2,)], (2, 3, 3))
     """
-    check_callable(make_net, name="make_net", what="a function width -> nets.mlp network")
+    check_callable(
+        make_net, name="make_net", what="a function width -> nets.mlp network"
+    )
     _check_sequence(widths, name="widths", what="a sequence of positive integers")
     widths = tuple(check_positive_int(w, name="widths") for w in widths)
     if not widths:
@@ -849,23 +917,32 @@ def ntk_errors(
     x = as_float_array(x, name="x", ndim=2)
     theory = np.asarray(as_float_array(theory, name="theory", ndim=2))
     if theory.shape != (x.shape[0], x.shape[0]):
-        raise ValueError(f"theory must have shape {(x.shape[0], x.shape[0])} (n x n for the n rows of x), "
-                         f"got {theory.shape}")
+        raise ValueError(
+            f"theory must have shape {(x.shape[0], x.shape[0])} (n x n for the n rows of x), "
+            f"got {theory.shape}"
+        )
     net1 = make_net(1)
     if net1.out_b_std != 0.0:
-        raise ValueError("make_net must build networks with out_b_std = 0 (blocks share the readout bias)")
+        raise ValueError(
+            "make_net must build networks with out_b_std = 0 (blocks share the readout bias)"
+        )
     if x.shape[1] != net1.input_dim:
-        raise ValueError(f"x must have shape (n, {net1.input_dim}) (the networks' input dimension), "
-                         f"got {tuple(x.shape)}")
+        raise ValueError(
+            f"x must have shape (n, {net1.input_dim}) (the networks' input dimension), "
+            f"got {tuple(x.shape)}"
+        )
     emp = [np.asarray(k) for k in _ntk_draws(make_net, widths, seeds, key, x, nested)]
-    errors = [np.linalg.norm(k - theory, axis=(-2, -1)) / np.linalg.norm(theory) for k in emp]
+    errors = [
+        np.linalg.norm(k - theory, axis=(-2, -1)) / np.linalg.norm(theory) for k in emp
+    ]
     return errors, emp
 
 
 def _ntk_draws(make_net, widths, seeds, key, x, nested):
     """The empirical NTKs of :func:`ntk_errors`, one (draws, n, n) array per width."""
     big = max(widths)
-    drawn = make_net(big).init_many(key, seeds if nested else len(widths) * seeds)  # on the host
+    # on the host
+    drawn = make_net(big).init_many(key, seeds if nested else len(widths) * seeds)
     return _ntk_kernels(make_net, widths, seeds, drawn, x, nested)
 
 
@@ -878,6 +955,11 @@ def _ntk_kernels(make_net, widths, seeds, drawn, x, nested):
             blocks = [_nets.sub_network(drawn, width, b) for b in range(big // width)]
             own = jax.tree_util.tree_map(lambda *a: jnp.concatenate(a), *blocks)
         else:
-            own = _nets.sub_network(jax.tree_util.tree_map(lambda a: a[i * seeds:(i + 1) * seeds], drawn), width)
-        emp.append(jax.vmap(lambda p: _tangent.empirical_ntk(make_net(width).apply, p, x))(own))
+            own = _nets.sub_network(
+                jax.tree_util.tree_map(lambda a: a[i * seeds : (i + 1) * seeds], drawn),  # noqa: B023
+                width,
+            )
+        emp.append(
+            jax.vmap(lambda p: _tangent.empirical_ntk(make_net(width).apply, p, x))(own)  # noqa: B023
+        )
     return emp

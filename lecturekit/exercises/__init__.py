@@ -12,12 +12,21 @@ writing a new check: call the learner's code through :func:`call` (or
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-__all__ = ["ExerciseCheckError", "passed", "require_callable", "call", "call_numeric",
-           "as_numbers", "as_scalar", "compare"]
+__all__ = [
+    "ExerciseCheckError",
+    "passed",
+    "require_callable",
+    "call",
+    "call_numeric",
+    "as_numbers",
+    "as_scalar",
+    "compare",
+]
 
 
 class ExerciseCheckError(AssertionError):
@@ -62,7 +71,9 @@ def require_callable(candidate: Any, *, what: str) -> None:
         lecturekit.exercises.ExerciseCheckError: sine_ntk should be a function...
     """
     if not callable(candidate):
-        raise ExerciseCheckError(f"{what} should be a function, got {_describe(candidate)}")
+        raise ExerciseCheckError(
+            f"{what} should be a function, got {_describe(candidate)}"
+        )
 
 
 def call(fn: Callable, *args: Any, what: str) -> Any:
@@ -134,13 +145,19 @@ def as_numbers(value: Any, *, what: str) -> np.ndarray:
         lecturekit.exercises.ExerciseCheckError: K: got None. Does your function ...
     """
     if value is None:
-        raise ExerciseCheckError(f"{what}: got None. Does your function end with a `return` statement?")
+        raise ExerciseCheckError(
+            f"{what}: got None. Does your function end with a `return` statement?"
+        )
     if value is NotImplemented or isinstance(value, (str, bytes)):
-        raise ExerciseCheckError(f"{what}: expected real numbers, got {_describe(value)}")
+        raise ExerciseCheckError(
+            f"{what}: expected real numbers, got {_describe(value)}"
+        )
     try:
         return np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ExerciseCheckError(f"{what}: expected real numbers, got {_describe(value)}") from None
+        raise ExerciseCheckError(
+            f"{what}: expected real numbers, got {_describe(value)}"
+        ) from None
 
 
 def as_scalar(value: Any, *, what: str) -> float:
@@ -162,7 +179,9 @@ def as_scalar(value: Any, *, what: str) -> float:
     """
     arr = as_numbers(value, what=what)
     if arr.size != 1:
-        raise ExerciseCheckError(f"{what}: expected a single number, got an array of shape {arr.shape}")
+        raise ExerciseCheckError(
+            f"{what}: expected a single number, got an array of shape {arr.shape}"
+        )
     return float(arr.reshape(()))
 
 
@@ -201,7 +220,9 @@ def compare(
     if g.shape != e.shape:
         raise ExerciseCheckError(f"{what}: expected shape {e.shape}, got {g.shape}")
     if not np.all(np.isfinite(g)):
-        raise ExerciseCheckError(f"{what}: your result contains NaN or infinity." + suffix)
+        raise ExerciseCheckError(
+            f"{what}: your result contains NaN or infinity." + suffix
+        )
     if not np.allclose(g, e, rtol=rtol, atol=atol):
         worst = int(np.argmax(np.abs(g - e) - rtol * np.abs(e)))
         raise ExerciseCheckError(

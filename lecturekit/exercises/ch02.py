@@ -8,7 +8,7 @@ primal solve with numpy) and raises :class:`ExerciseCheckError` with a hint when
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import sympy as sp
@@ -16,8 +16,13 @@ import sympy as sp
 from .. import gaussian, regression
 from . import ExerciseCheckError, call, call_numeric, compare, passed, require_callable
 
-__all__ = ["check_sine_ntk", "check_gradient_flow", "check_flip_probability",
-           "check_kernel_ridge", "check_readout_ensemble"]
+__all__ = [
+    "check_sine_ntk",
+    "check_gradient_flow",
+    "check_flip_probability",
+    "check_kernel_ridge",
+    "check_readout_ensemble",
+]
 
 
 def check_sine_ntk(sine_ntk: Callable) -> None:
@@ -44,12 +49,22 @@ def check_sine_ntk(sine_ntk: Callable) -> None:
     ref = []
     for c in xi:
         u, v = z1, c * z1 + np.sqrt(max(1 - c * c, 0.0)) * z2
-        ref.append(np.sum(ww * np.sin(u) * np.sin(v)) + c * np.sum(ww * np.cos(u) * np.cos(v)))
+        ref.append(
+            np.sum(ww * np.sin(u) * np.sin(v)) + c * np.sum(ww * np.cos(u) * np.cos(v))
+        )
     got = call_numeric(sine_ntk, xi, what="sine_ntk(xi)")
-    compare(got, np.array(ref), what="sine NTK on [-1, 1]", rtol=1e-8, atol=1e-10,
-            hint="NTK = dual(sin)(xi) + xi * dual(cos)(xi); write sin u sin v = (cos(u-v) - cos(u+v))/2 "
-                 "and use E[cos(s z)] = exp(-s^2/2).")
-    return passed("Theta(xi) = exp(-1) (sinh xi + xi cosh xi) matches quadrature on [-1, 1].")
+    compare(
+        got,
+        np.array(ref),
+        what="sine NTK on [-1, 1]",
+        rtol=1e-8,
+        atol=1e-10,
+        hint="NTK = dual(sin)(xi) + xi * dual(cos)(xi); write sin u sin v = (cos(u-v) - cos(u+v))/2 "
+        "and use E[cos(s z)] = exp(-s^2/2).",
+    )
+    return passed(
+        "Theta(xi) = exp(-1) (sinh xi + xi cosh xi) matches quadrature on [-1, 1]."
+    )
 
 
 def _flow_problem():
@@ -58,7 +73,11 @@ def _flow_problem():
     n, p, n_test = 5, 9, 4
     feats = rng.normal(size=(n + n_test, p)) / np.sqrt(p)
     big = feats @ feats.T
-    y, f0s, f0t = rng.normal(size=n), rng.normal(size=n) * 0.3, rng.normal(size=n_test) * 0.3
+    y, f0s, f0t = (
+        rng.normal(size=n),
+        rng.normal(size=n) * 0.3,
+        rng.normal(size=n_test) * 0.3,
+    )
     return big[:n, :n], big[n:, :n], y, f0s, f0t, 7.0
 
 
@@ -105,14 +124,28 @@ def check_gradient_flow(flow_predictor: Callable) -> None:
     require_callable(flow_predictor, what="flow_predictor")
     K, k_test, y, f0s, f0t, t_end = _flow_problem()
     n = K.shape[0]
-    got = call_numeric(flow_predictor, K, k_test, y, f0s, f0t, t_end, what="flow_predictor(...)")
-    K, k_test, y, f0s, f0t, t_end = _flow_problem()  # unchanged, even if the learner's code wrote into its inputs
-    wrong = f0t + k_test @ np.linalg.solve(K, (np.eye(n) - _expm_sym(-t_end * K)) @ (y - f0s))
+    got = call_numeric(
+        flow_predictor, K, k_test, y, f0s, f0t, t_end, what="flow_predictor(...)"
+    )
+    # unchanged, even if the learner's code wrote into its inputs
+    K, k_test, y, f0s, f0t, t_end = _flow_problem()
+    wrong = f0t + k_test @ np.linalg.solve(
+        K, (np.eye(n) - _expm_sym(-t_end * K)) @ (y - f0s)
+    )
     hint = "the exponent is -t K / n for the loss (1/2n) sum (f - y)^2"
     if got.shape == wrong.shape and np.allclose(got, wrong, rtol=1e-8):
         hint = "your result is the formula with exp(-t K): " + hint
-    compare(got, _flow_reference(), what="f_t on the test points", rtol=1e-7, atol=1e-9, hint=hint)
-    return passed("your f_t solves the gradient-flow ODE (checked against Runge-Kutta integration).")
+    compare(
+        got,
+        _flow_reference(),
+        what="f_t on the test points",
+        rtol=1e-7,
+        atol=1e-9,
+        hint=hint,
+    )
+    return passed(
+        "your f_t solves the gradient-flow ODE (checked against Runge-Kutta integration)."
+    )
 
 
 def _expm_sym(a: np.ndarray) -> np.ndarray:
@@ -140,33 +173,51 @@ def check_flip_probability(flip_probability: Callable) -> None:
     delta = sp.Symbol("Delta", positive=True)
     got = call(flip_probability, delta, what="flip_probability(Delta)")
     if got is None:
-        raise ExerciseCheckError("flip_probability(Delta): got None. Does your function end with a `return` statement?")
+        raise ExerciseCheckError(
+            "flip_probability(Delta): got None. Does your function end with a `return` statement?"
+        )
     if isinstance(got, (str, bytes)) or not isinstance(got, (sp.Basic, int, float)):
         raise ExerciseCheckError(
-            f"flip_probability(Delta) should return a sympy expression in Delta, got {type(got).__name__}")
+            f"flip_probability(Delta) should return a sympy expression in Delta, got {type(got).__name__}"
+        )
     got = sp.sympify(got)
     if got.has(sp.Integral):
         raise ExerciseCheckError(
             "flip_probability(Delta) still contains an unevaluated integral: declare the integration "
-            "variable real (sp.Symbol('u', real=True)) so that sympy can finish it.")
+            "variable real (sp.Symbol('u', real=True)) so that sympy can finish it."
+        )
     stray = sorted(map(str, got.free_symbols - {delta}))
     if stray:
         raise ExerciseCheckError(
             f"flip_probability(Delta) contains the symbols {stray}: it must depend on the Delta passed "
             "to it only (w.x is a standard Gaussian for a unit x, whatever the dimension)."
-            + (" (Your 'Delta' is a new symbol, not the argument: use the argument of your function.)"
-               if "Delta" in stray else ""))
+            + (
+                " (Your 'Delta' is a new symbol, not the argument: use the argument of your function.)"
+                if "Delta" in stray
+                else ""
+            )
+        )
     truth = sp.erf(delta / sp.sqrt(2))
-    residue = sp.simplify((got - truth).rewrite(sp.erf))   # erfc, erfi, ... written with erf
+    # erfc, erfi, ... written with erf
+    residue = sp.simplify((got - truth).rewrite(sp.erf))
     value = complex(got.subs(delta, sp.Rational(3, 10)).evalf())
     expected = float(truth.subs(delta, sp.Rational(3, 10)).evalf())
     if residue == 0 and abs(value - expected) < 1e-12:
         return passed("P(|w.x| <= Delta) = erf(Delta / sqrt(2)) <= Delta sqrt(2 / pi).")
     hints = [
-        (truth / 2, "that is P(0 <= w.x <= Delta), one side only: the sign can change from either side of 0"),
-        (delta * sp.sqrt(2 / sp.pi), "that is the upper bound Delta sqrt(2/pi) (the density is at most "
-                                     "1/sqrt(2 pi)), not the probability itself"),
-        (sp.erf(delta), "erf(Delta) is P(|u| <= Delta) for u ~ N(0, 1/2); w.x has variance ||x||^2 = 1"),
+        (
+            truth / 2,
+            "that is P(0 <= w.x <= Delta), one side only: the sign can change from either side of 0",
+        ),
+        (
+            delta * sp.sqrt(2 / sp.pi),
+            "that is the upper bound Delta sqrt(2/pi) (the density is at most "
+            "1/sqrt(2 pi)), not the probability itself",
+        ),
+        (
+            sp.erf(delta),
+            "erf(Delta) is P(|u| <= Delta) for u ~ N(0, 1/2); w.x has variance ||x||^2 = 1",
+        ),
         (1 - truth, "that is the probability that the sign can NOT change"),
     ]
     hint = "integrate the N(0, 1) density from -Delta to Delta"
@@ -176,7 +227,8 @@ def check_flip_probability(flip_probability: Callable) -> None:
             break
     raise ExerciseCheckError(
         f"flip_probability(Delta) = {got} differs from the probability: at Delta = 0.3 it gives "
-        f"{value.real:.6f}, the probability is {expected:.6f}. Hint: {hint}.")
+        f"{value.real:.6f}, the probability is {expected:.6f}. Hint: {hint}."
+    )
 
 
 def check_kernel_ridge(krr_predict: Callable) -> None:
@@ -197,16 +249,48 @@ def check_kernel_ridge(krr_predict: Callable) -> None:
     """
     require_callable(krr_predict, what="krr_predict")
     rng = np.random.default_rng(7)
-    feats, feats_test, y = rng.normal(size=(6, 20)), rng.normal(size=(3, 20)), rng.normal(size=6)
+    feats, feats_test, y = (
+        rng.normal(size=(6, 20)),
+        rng.normal(size=(3, 20)),
+        rng.normal(size=6),
+    )
     for ridge in (2.0, 0.1):
         theta = np.linalg.solve(feats.T @ feats + ridge * np.eye(20), feats.T @ y)
-        got = call_numeric(krr_predict, feats @ feats.T, feats_test @ feats.T, y, ridge, what="krr_predict(...)")
-        compare(got, feats_test @ theta, what=f"kernel ridge predictions (ridge={ridge})", rtol=1e-8, atol=1e-10,
-                hint="a = (K + ridge I)^-1 y (solve, do not invert), predictions k_test @ a")
-    got0 = call_numeric(krr_predict, feats @ feats.T, feats @ feats.T, y, 0.0, what="krr_predict(..., ridge=0)")
-    compare(got0, y, what="ridgeless predictions on the training set", rtol=1e-8, atol=1e-8,
-            hint="with ridge = 0 kernel regression interpolates")
-    return passed("your kernel ridge regression equals primal ridge regression and interpolates at ridge 0.")
+        got = call_numeric(
+            krr_predict,
+            feats @ feats.T,
+            feats_test @ feats.T,
+            y,
+            ridge,
+            what="krr_predict(...)",
+        )
+        compare(
+            got,
+            feats_test @ theta,
+            what=f"kernel ridge predictions (ridge={ridge})",
+            rtol=1e-8,
+            atol=1e-10,
+            hint="a = (K + ridge I)^-1 y (solve, do not invert), predictions k_test @ a",
+        )
+    got0 = call_numeric(
+        krr_predict,
+        feats @ feats.T,
+        feats @ feats.T,
+        y,
+        0.0,
+        what="krr_predict(..., ridge=0)",
+    )
+    compare(
+        got0,
+        y,
+        what="ridgeless predictions on the training set",
+        rtol=1e-8,
+        atol=1e-8,
+        hint="with ridge = 0 kernel regression interpolates",
+    )
+    return passed(
+        "your kernel ridge regression equals primal ridge regression and interpolates at ridge 0."
+    )
 
 
 def check_readout_ensemble(readout_ensemble_covariance: Callable) -> None:
@@ -237,27 +321,52 @@ def check_readout_ensemble(readout_ensemble_covariance: Callable) -> None:
     n, m, p, t = 5, 4, 12, 3.0
     feats = rng.normal(size=(n + m, p)) / np.sqrt(p)
     big = feats @ feats.T + 0.05 * np.eye(n + m)
-    want = np.asarray(regression.trained_ensemble_law(big, big, np.zeros(n), t).covariance)
+    want = np.asarray(
+        regression.trained_ensemble_law(big, big, np.zeros(n), t).covariance
+    )
     k, kt, ktt = big[:n, :n], big[n:, :n], big[n:, n:]
-    got = call_numeric(readout_ensemble_covariance, k.copy(), kt.copy(), ktt.copy(), t,
-                       what="readout_ensemble_covariance(k_train, k_test_train, k_test, t)")
+    got = call_numeric(
+        readout_ensemble_covariance,
+        k.copy(),
+        kt.copy(),
+        ktt.copy(),
+        t,
+        what="readout_ensemble_covariance(k_train, k_test_train, k_test, t)",
+    )
 
-    def shrink(decay):   # K(*,*) - K(*,S) K^-1 (I - decay) K(S,*)
+    def shrink(decay):  # K(*,*) - K(*,S) K^-1 (I - decay) K(S,*)
         return ktt - kt @ np.linalg.solve(k, (np.eye(n) - decay) @ kt.T)
+
     wrong = {
         "exp(-t K / n) instead of exp(-2 t K / n): the variance has two factors "
-        "(I - exp(-tK/n)), one from each side of the covariance": shrink(_expm_sym(-t * k / n)),
-        "the NNGP posterior, which is only the t -> infinity limit": shrink(np.zeros((n, n))),
+        "(I - exp(-tK/n)), one from each side of the covariance": shrink(
+            _expm_sym(-t * k / n)
+        ),
+        "the NNGP posterior, which is only the t -> infinity limit": shrink(
+            np.zeros((n, n))
+        ),
         "the prior K(*, *): training removes variance along the data": ktt,
-        "exp(-2 t K) without the 1/n of the loss (1/2n) sum (f - y)^2": shrink(_expm_sym(-2 * t * k)),
+        "exp(-2 t K) without the 1/n of the loss (1/2n) sum (f - y)^2": shrink(
+            _expm_sym(-2 * t * k)
+        ),
     }
-    hint = ("with Theta = K, A = K(*,S) K^-1 (I - E), E = exp(-tK/n); expand "
-            "K(*,*) - A K(S,*) - K(*,S) A^T + A K A^T using that K and E commute.")
+    hint = (
+        "with Theta = K, A = K(*,S) K^-1 (I - E), E = exp(-tK/n); expand "
+        "K(*,*) - A K(S,*) - K(*,S) A^T + A K A^T using that K and E commute."
+    )
     for message, value in wrong.items():
         if got.shape == value.shape and np.allclose(got, value, rtol=1e-8, atol=1e-12):
             hint = "your result is " + message + "."
             break
-    compare(got, want, what="covariance of the readout-trained ensemble", rtol=1e-8, atol=1e-12,
-            hint=hint)
-    return passed("Sigma_t = K(*,*) - K(*,S) K^-1 (I - exp(-2tK/n)) K(S,*): it shrinks from the "
-                  "prior to the NNGP posterior as t grows.")
+    compare(
+        got,
+        want,
+        what="covariance of the readout-trained ensemble",
+        rtol=1e-8,
+        atol=1e-12,
+        hint=hint,
+    )
+    return passed(
+        "Sigma_t = K(*,*) - K(*,S) K^-1 (I - exp(-2tK/n)) K(S,*): it shrinks from the "
+        "prior to the NNGP posterior as t grows."
+    )

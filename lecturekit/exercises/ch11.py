@@ -10,15 +10,29 @@ from the squared distances of its vertices.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
 
-from . import ExerciseCheckError, as_numbers, as_scalar, call, call_numeric, compare, passed, require_callable
+from . import (
+    ExerciseCheckError,
+    as_numbers,
+    as_scalar,
+    call,
+    call_numeric,
+    compare,
+    passed,
+    require_callable,
+)
 
-__all__ = ["check_jl_dimension", "check_zigzag_encoder", "check_entropy_lower_bound",
-           "check_mcshane", "check_extension_constant"]
+__all__ = [
+    "check_jl_dimension",
+    "check_zigzag_encoder",
+    "check_entropy_lower_bound",
+    "check_mcshane",
+    "check_extension_constant",
+]
 
 
 def _dg_bound(k: int, ratio: float) -> float:
@@ -47,17 +61,27 @@ def check_jl_dimension(jl_dimension: Callable) -> None:
     require_callable(jl_dimension, what="jl_dimension")
     for k, ratio in ((16, 2.0), (2**10, 2.0), (100, 1.5), (7, 3.0)):
         want = _dg_bound(k, ratio)
-        got = as_scalar(call(jl_dimension, k, ratio, what="jl_dimension(k, ratio)"),
-                        what="jl_dimension(k, ratio)")
+        got = as_scalar(
+            call(jl_dimension, k, ratio, what="jl_dimension(k, ratio)"),
+            what="jl_dimension(k, ratio)",
+        )
         if abs(got - 8 * math.log(k) / 0.25) < 1e-6 * want and ratio == 2.0:
             raise ExerciseCheckError(
                 f"jl_dimension(k, ratio) at ({k}, {ratio}): got {got:.6g} = 8 ln k / eps^2 at eps = 1/2, the "
                 f"notes' formula, expected {want:.6g}. Distance factors between 1/2 and 1 are squared factors "
-                "between 1/4 and 1: find the eps of Dasgupta and Gupta's form that gives ratio 2.")
-        compare(got, want, what=f"jl_dimension(k, ratio) at ({k}, {ratio})", rtol=1e-6,
-                hint="The lemma bounds squared distances: the distance ratio is sqrt((1 + eps)/(1 - eps)); "
-                     "solve for eps, and use the natural logarithm.")
-    return passed("for ratio 2, eps = 3/5 and m >= (1000/27) ln k = 25.67 n for k = 2^n points.")
+                "between 1/4 and 1: find the eps of Dasgupta and Gupta's form that gives ratio 2."
+            )
+        compare(
+            got,
+            want,
+            what=f"jl_dimension(k, ratio) at ({k}, {ratio})",
+            rtol=1e-6,
+            hint="The lemma bounds squared distances: the distance ratio is sqrt((1 + eps)/(1 - eps)); "
+            "solve for eps, and use the natural logarithm.",
+        )
+    return passed(
+        "for ratio 2, eps = 3/5 and m >= (1000/27) ln k = 25.67 n for k = 2^n points."
+    )
 
 
 def _zigzag_sup_error(signs: np.ndarray, f: np.ndarray, fine: int) -> float:
@@ -89,25 +113,32 @@ def check_zigzag_encoder(encode: Callable) -> None:
     rng = np.random.default_rng(11)
     tests = [("f = 0", np.zeros(fine + 1))]
     slopes = rng.uniform(-1, 1, (3, fine))
-    tests += [(f"a random 1-Lipschitz f (#{i})", np.concatenate([[0.0], np.cumsum(s) / fine]))
-              for i, s in enumerate(slopes)]
+    tests += [
+        (f"a random 1-Lipschitz f (#{i})", np.concatenate([[0.0], np.cumsum(s) / fine]))
+        for i, s in enumerate(slopes)
+    ]
     tests.append(("f(x) = 0.9 x", 0.9 * x))
     for name, f in tests:
         for n in (8, 64):
             values = f[:: fine // n].copy()
-            got = as_numbers(call(encode, values, what="encode(values)"),
-                             what="encode(values)").ravel()
+            got = as_numbers(
+                call(encode, values, what="encode(values)"), what="encode(values)"
+            ).ravel()
             if got.shape != (n,) or not np.all(np.isin(got, (-1, 1))):
                 raise ExerciseCheckError(
                     f"encode(values) for {name} with n = {n}: expected {n} slopes, each +1 or -1, got an "
-                    f"array of shape {got.shape} with values {np.unique(got)[:5]}")
+                    f"array of shape {got.shape} with values {np.unique(got)[:5]}"
+                )
             err = _zigzag_sup_error(got, f, fine)
             if err > 1 / n + 1e-9:
                 raise ExerciseCheckError(
                     f"encode(values) for {name} with n = {n}: the zigzag is {err * n:.3g}/n away from f, more "
                     "than 1/n. Step towards the target from where the zigzag is, g(k/n), not from where f "
-                    "was: the sign of f((k+1)/n) - g(k/n), not of f's own increment.")
-    return passed("the zigzag stays within 1/n of every 1-Lipschitz f: 2^n balls of radius 1/n cover K0.")
+                    "was: the sign of f((k+1)/n) - g(k/n), not of f's own increment."
+                )
+    return passed(
+        "the zigzag stays within 1/n of every 1-Lipschitz f: 2^n balls of radius 1/n cover K0."
+    )
 
 
 def check_entropy_lower_bound(entropy_lower_bound: Callable) -> None:
@@ -124,8 +155,11 @@ def check_entropy_lower_bound(entropy_lower_bound: Callable) -> None:
         lecturekit.exercises.ExerciseCheckError: entropy_lower_bound(axes, n) for axes 1/j at n = 16: ...
     """
     require_callable(entropy_lower_bound, what="entropy_lower_bound")
-    cases = [("1/j", 1.0 / np.arange(1, 201)), ("2^-j", 2.0 ** -np.arange(1, 61)),
-             ("j^-2", 1.0 / np.arange(1, 101) ** 2)]
+    cases = [
+        ("1/j", 1.0 / np.arange(1, 201)),
+        ("2^-j", 2.0 ** -np.arange(1, 61)),
+        ("j^-2", 1.0 / np.arange(1, 101) ** 2),
+    ]
     for name, axes in cases:
         for n in (0, 16, 100):
             best = -np.inf
@@ -133,13 +167,26 @@ def check_entropy_lower_bound(entropy_lower_bound: Callable) -> None:
             for k in range(1, axes.size + 1):
                 log_prod += math.log(axes[k - 1])
                 best = max(best, -n * math.log(2) / k + log_prod / k)
-            got = as_scalar(call(entropy_lower_bound, axes.copy(), n, what="entropy_lower_bound(axes, n)"),
-                            what="entropy_lower_bound(axes, n)")
-            compare(got, math.exp(best), what=f"entropy_lower_bound(axes, n) for axes {name} at n = {n}",
-                    rtol=1e-8,
-                    hint="2^n balls of radius eps covering the k-dimensional section have total volume "
-                         "2^n eps^k vol(B) >= sigma_1 ... sigma_k vol(B); take the k-th root and the best k.")
-    return passed("eps_n >= max_k 2^(-n/k) (sigma_1...sigma_k)^(1/k); for sigma_j = 2^-j the best k is about sqrt(2n).")
+            got = as_scalar(
+                call(
+                    entropy_lower_bound,
+                    axes.copy(),
+                    n,
+                    what="entropy_lower_bound(axes, n)",
+                ),
+                what="entropy_lower_bound(axes, n)",
+            )
+            compare(
+                got,
+                math.exp(best),
+                what=f"entropy_lower_bound(axes, n) for axes {name} at n = {n}",
+                rtol=1e-8,
+                hint="2^n balls of radius eps covering the k-dimensional section have total volume "
+                "2^n eps^k vol(B) >= sigma_1 ... sigma_k vol(B); take the k-th root and the best k.",
+            )
+    return passed(
+        "eps_n >= max_k 2^(-n/k) (sigma_1...sigma_k)^(1/k); for sigma_j = 2^-j the best k is about sqrt(2n)."
+    )
 
 
 def check_mcshane(mcshane: Callable) -> None:
@@ -172,15 +219,34 @@ def check_mcshane(mcshane: Callable) -> None:
         want = np.min(yk + L * dq, axis=1)
         got = call_numeric(F, xq, what="F(x)").ravel()
         lower = np.max(yk - L * dq, axis=1)
-        if got.shape == want.shape and np.allclose(got, lower) and not np.allclose(lower, want):
-            raise ExerciseCheckError("mcshane: this is the smallest extension max_i (y_i - L |x - x_i|); "
-                                     "the largest is the minimum of the upper cones y_i + L |x - x_i|.")
-        compare(got, want, what=f"mcshane(...)(x) in dimension {d}", rtol=1e-10, atol=1e-10,
-                hint="Every L-Lipschitz extension G satisfies G(x) <= y_i + L |x - x_i| for every i; the "
-                     "minimum of these cones is itself L-Lipschitz and agrees with the data.")
-        compare(call_numeric(F, xk, what="F(x_known)").ravel(), yk, what="F at the data points",
-                rtol=1e-10, atol=1e-10)
-    return passed("F(x) = min_i (y_i + L |x - x_i|): the largest L-Lipschitz extension, in any metric space.")
+        if (
+            got.shape == want.shape
+            and np.allclose(got, lower)
+            and not np.allclose(lower, want)
+        ):
+            raise ExerciseCheckError(
+                "mcshane: this is the smallest extension max_i (y_i - L |x - x_i|); "
+                "the largest is the minimum of the upper cones y_i + L |x - x_i|."
+            )
+        compare(
+            got,
+            want,
+            what=f"mcshane(...)(x) in dimension {d}",
+            rtol=1e-10,
+            atol=1e-10,
+            hint="Every L-Lipschitz extension G satisfies G(x) <= y_i + L |x - x_i| for every i; the "
+            "minimum of these cones is itself L-Lipschitz and agrees with the data.",
+        )
+        compare(
+            call_numeric(F, xk, what="F(x_known)").ravel(),
+            yk,
+            what="F at the data points",
+            rtol=1e-10,
+            atol=1e-10,
+        )
+    return passed(
+        "F(x) = min_i (y_i + L |x - x_i|): the largest L-Lipschitz extension, in any metric space."
+    )
 
 
 def check_extension_constant(extension_constant: Callable) -> None:
@@ -204,11 +270,19 @@ def check_extension_constant(extension_constant: Callable) -> None:
         N = 2 * d
         # vertices sqrt(2) e_i of R^N: the centroid is at squared distance 2 - 2/N from each
         want = math.sqrt(2 - 2 / N)
-        got = as_scalar(call(extension_constant, d, what="extension_constant(d)"),
-                        what="extension_constant(d)")
-        hint = ("All l1 distances from 0 to +-e_i are 1, so t* is the radius of the smallest ball "
-                "containing the simplex: its circumradius (the centroid is the best centre).")
+        got = as_scalar(
+            call(extension_constant, d, what="extension_constant(d)"),
+            what="extension_constant(d)",
+        )
+        hint = (
+            "All l1 distances from 0 to +-e_i are 1, so t* is the radius of the smallest ball "
+            "containing the simplex: its circumradius (the centroid is the best centre)."
+        )
         if abs(got - math.sqrt(2)) < 1e-9:
             hint = "sqrt(2) is the limit as d grows, not the value at finite d. " + hint
-        compare(got, want, what=f"extension_constant(d) at d = {d}", rtol=1e-9, hint=hint)
-    return passed("t* = sqrt((2d - 1)/d) > 1: in l1 the extension constant grows, towards sqrt(2).")
+        compare(
+            got, want, what=f"extension_constant(d) at d = {d}", rtol=1e-9, hint=hint
+        )
+    return passed(
+        "t* = sqrt((2d - 1)/d) > 1: in l1 the extension constant grows, towards sqrt(2)."
+    )

@@ -21,16 +21,41 @@ for all of them.
 
 from . import diagonal, label_noise, margin, sgd_noise
 from .diagonal import (
-    DiagonalNetInfo, L1Certificate, Q, SparseProblem, argmin_Q, argmin_Q_primal, l1_certificate, min_l1_interpolant,
-    min_weighted_l2_interpolant, q, sparse_regression_problem, train_diagonal_net, train_diagonal_net_info,
+    DiagonalNetInfo,
+    L1Certificate,
+    Q,
+    SparseProblem,
+    argmin_Q,
+    argmin_Q_primal,
+    l1_certificate,
+    min_l1_interpolant,
+    min_weighted_l2_interpolant,
+    q,
+    sparse_regression_problem,
+    train_diagonal_net,
+    train_diagonal_net_info,
 )
 from .label_noise import diagonal_sharpness, label_noise_drift
-from .margin import SVMSolution, angle, hard_margin_svm, train_linear_classifier, two_clouds
+from .margin import (
+    SVMSolution,
+    angle,
+    hard_margin_svm,
+    train_linear_classifier,
+    two_clouds,
+)
 from .sgd_noise import (
-    FDRAverages, batch_second_moment_trace, circle_chain_stationary, circle_chain_stationary_profile,
-    circle_fokker_planck, circle_model,
-    circle_sgd_occupation, sgd_least_squares_fdr, two_speed_chain_stationary, two_speed_expected_occupation,
-    two_speed_transition_matrix, two_speed_walk_occupation,
+    FDRAverages,
+    batch_second_moment_trace,
+    circle_chain_stationary,
+    circle_chain_stationary_profile,
+    circle_fokker_planck,
+    circle_model,
+    circle_sgd_occupation,
+    sgd_least_squares_fdr,
+    two_speed_chain_stationary,
+    two_speed_expected_occupation,
+    two_speed_transition_matrix,
+    two_speed_walk_occupation,
 )
 
 __all__ = [*diagonal.__all__, *margin.__all__, *sgd_noise.__all__, *label_noise.__all__]

@@ -38,7 +38,12 @@ from scipy import optimize
 
 from .. import sampling as _sampling
 from .._validation import (
-    as_float_array, check_key, check_positive_int, check_range, check_real, warn_if_below_precision,
+    as_float_array,
+    check_key,
+    check_positive_int,
+    check_range,
+    check_real,
+    warn_if_below_precision,
 )
 from ._checks import check_regression
 
@@ -89,9 +94,13 @@ def _theta0(theta0: ArrayLike | None, d: int) -> jax.Array:
         return jnp.ones(d)
     t = as_float_array(theta0, name="theta0", ndim=1)
     if t.shape[0] != d:
-        raise ValueError(f"theta0 must have {d} entries (one per coordinate of beta), got {t.shape[0]}")
+        raise ValueError(
+            f"theta0 must have {d} entries (one per coordinate of beta), got {t.shape[0]}"
+        )
     # a zero entry would freeze its coordinate
-    check_range(t, name="theta0", lo=0.0, lo_open=True, what="a vector of initialization scales")
+    check_range(
+        t, name="theta0", lo=0.0, lo_open=True, what="a vector of initialization scales"
+    )
     return t
 
 
@@ -187,7 +196,13 @@ def _integrate_flow(X, y, start, step_scale, tol, max_iter):
         tp, tm, k, t = jax.lax.fori_loop(0, _BLOCK, step, (tp, tm, k, t), unroll=True)
         return tp, tm, k, t, jnp.linalg.norm(residual(tp, tm))
 
-    init = (start, start, jnp.asarray(0), jnp.asarray(0.0, start.dtype), jnp.linalg.norm(residual(start, start)))
+    init = (
+        start,
+        start,
+        jnp.asarray(0),
+        jnp.asarray(0.0, start.dtype),
+        jnp.linalg.norm(residual(start, start)),
+    )
     return jax.lax.while_loop(cond, block, init)
 
 
@@ -258,7 +273,9 @@ def train_diagonal_net_info(
     a = check_real(alpha, name="alpha", positive=True)
     c = check_real(step_scale, name="step_scale", positive=True)
     if c > 1.0:
-        raise ValueError(f"step_scale must be in (0, 1] (a fraction of the stable step), got {step_scale}")
+        raise ValueError(
+            f"step_scale must be in (0, 1] (a fraction of the stable step), got {step_scale}"
+        )
     tol_ = check_real(tol, name="tol", positive=True)
     n_max = check_positive_int(max_iter, name="max_iter")
     t0 = _theta0(theta0, Xa.shape[1])
@@ -311,7 +328,13 @@ def train_diagonal_net(
         ((2,), True)
     """
     return train_diagonal_net_info(
-        X, y, alpha=alpha, theta0=theta0, step_scale=step_scale, tol=tol, max_iter=max_iter
+        X,
+        y,
+        alpha=alpha,
+        theta0=theta0,
+        step_scale=step_scale,
+        tol=tol,
+        max_iter=max_iter,
     ).beta
 
 
@@ -361,10 +384,13 @@ def argmin_Q(
     yn = np.asarray(ya, float)
     s2 = 2.0 * a**2 * np.asarray(_theta0(theta0, Xn.shape[1]), float) ** 2
     if np.linalg.matrix_rank(Xn) < Xn.shape[0]:
-        raise ValueError("X must have full row rank (independent equations) for argmin_Q")
+        raise ValueError(
+            "X must have full row rank (independent equations) for argmin_Q"
+        )
 
     def dual(nu):
-        with np.errstate(over="ignore"):  # cosh overflows to inf on rejected line-search trials
+        # cosh overflows to inf on rejected line-search trials
+        with np.errstate(over="ignore"):
             return np.sum(s2 * np.cosh(Xn.T @ nu)) - nu @ yn
 
     nu = np.zeros(Xn.shape[0])
@@ -380,14 +406,19 @@ def argmin_Q(
         while dual(nu - t * step) > f0 - 0.25 * t * slope and t > 1e-14:
             t *= 0.5
         nu = nu - t * step
-        if t * np.linalg.norm(step) <= 1e-15 * (1.0 + np.linalg.norm(nu)):  # rounding level
+        # rounding level
+        if t * np.linalg.norm(step) <= 1e-15 * (1.0 + np.linalg.norm(nu)):
             break
     else:
-        raise RuntimeError(f"argmin_Q: Newton's method did not converge in max_iter = {n_iter} iterations")
+        raise RuntimeError(
+            f"argmin_Q: Newton's method did not converge in max_iter = {n_iter} iterations"
+        )
     return jnp.asarray(s2 * np.sinh(Xn.T @ nu))
 
 
-def min_l1_interpolant(X: ArrayLike, y: ArrayLike, weights: ArrayLike | None = None) -> jax.Array:
+def min_l1_interpolant(
+    X: ArrayLike, y: ArrayLike, weights: ArrayLike | None = None
+) -> jax.Array:
     r""":math:`\operatorname{argmin}\{\|\beta\|_1 : X\beta = y\}`, the :math:`\alpha \to 0` limit of :func:`argmin_Q`.
 
     Solved as the linear program :math:`\min \sum_i w_i(u_i + v_i)` over
@@ -419,15 +450,26 @@ def min_l1_interpolant(X: ArrayLike, y: ArrayLike, weights: ArrayLike | None = N
     Xa, ya = check_regression(X, y)
     Xn, yn = np.asarray(Xa, float), np.asarray(ya, float)
     d = Xn.shape[1]
-    w = np.ones(d) if weights is None else np.asarray(
-        as_float_array(weights, name="weights", ndim=1), float)
+    w = (
+        np.ones(d)
+        if weights is None
+        else np.asarray(as_float_array(weights, name="weights", ndim=1), float)
+    )
     if w.shape != (d,) or np.any(w <= 0):
-        raise ValueError(f"weights must be positive, of shape ({d},), got shape {w.shape}")
+        raise ValueError(
+            f"weights must be positive, of shape ({d},), got shape {w.shape}"
+        )
     res = optimize.linprog(
-        np.concatenate([w, w]), A_eq=np.hstack([Xn, -Xn]), b_eq=yn, bounds=(0, None), method="highs"
+        np.concatenate([w, w]),
+        A_eq=np.hstack([Xn, -Xn]),
+        b_eq=yn,
+        bounds=(0, None),
+        method="highs",
     )
     if res.status != 0:
-        raise ValueError(f"min_l1_interpolant: the linear program failed ({res.message})")
+        raise ValueError(
+            f"min_l1_interpolant: the linear program failed ({res.message})"
+        )
     return jnp.asarray(res.x[:d] - res.x[d:])
 
 
@@ -496,20 +538,31 @@ def l1_certificate(X: ArrayLike, y: ArrayLike, *, tol: float = 1e-9) -> L1Certif
     n_rows, off = Xn.shape[0], Xn[:, ~support]
     k = off.shape[1]
     if k == 0:
-        raise ValueError("the minimum-l1 interpolant has no zero coordinate: nothing to certify")
-    cost = np.r_[np.zeros(n_rows), 1.0]                    # variables (mu, t): minimize t
+        raise ValueError(
+            "the minimum-l1 interpolant has no zero coordinate: nothing to certify"
+        )
+    # variables (mu, t): minimize t
+    cost = np.r_[np.zeros(n_rows), 1.0]
     A_ub = np.vstack([np.c_[off.T, -np.ones(k)], np.c_[-off.T, -np.ones(k)]])
     A_eq = np.c_[Xn[:, support].T, np.zeros(int(support.sum()))]
-    res = optimize.linprog(cost, A_ub=A_ub, b_ub=np.zeros(2 * k), A_eq=A_eq,
-                           b_eq=np.sign(beta[support]), bounds=[(None, None)] * n_rows + [(0, None)],
-                           method="highs")
+    res = optimize.linprog(
+        cost,
+        A_ub=A_ub,
+        b_ub=np.zeros(2 * k),
+        A_eq=A_eq,
+        b_eq=np.sign(beta[support]),
+        bounds=[(None, None)] * n_rows + [(0, None)],
+        method="highs",
+    )
     if res.status != 0:
         raise ValueError(f"l1_certificate: the linear program failed ({res.message})")
     kappa = float(res.x[-1])
     return L1Certificate(support, res.x[:n_rows], kappa, 2.0 * (1.0 - kappa))
 
 
-def min_weighted_l2_interpolant(X: ArrayLike, y: ArrayLike, theta0: ArrayLike | None = None) -> jax.Array:
+def min_weighted_l2_interpolant(
+    X: ArrayLike, y: ArrayLike, theta0: ArrayLike | None = None
+) -> jax.Array:
     r""":math:`\operatorname{argmin}\{\sum_i \beta_i^2/\theta_{0,i}^2 : X\beta = y\}`, the :math:`\alpha \to \infty` limit of :func:`argmin_Q`.
 
     Closed form :math:`\beta = W X^\top (X W X^\top)^{-1} y` with
@@ -555,7 +608,9 @@ class SparseProblem(NamedTuple):
     beta: jax.Array
 
 
-def sparse_regression_problem(key: jax.Array, *, n: int = 20, d: int = 40, k: int = 3) -> SparseProblem:
+def sparse_regression_problem(
+    key: jax.Array, *, n: int = 20, d: int = 40, k: int = 3
+) -> SparseProblem:
     """Gaussian design, k-sparse truth, noiseless labels y = X beta.
 
     X has n x d entries N(0, 1), read row by row off the stream of
@@ -586,16 +641,22 @@ def sparse_regression_problem(key: jax.Array, *, n: int = 20, d: int = 40, k: in
     n_, d_ = check_positive_int(n, name="n"), check_positive_int(d, name="d")
     k_ = check_positive_int(k, name="k")
     if k_ > d_:
-        raise ValueError(f"k must be <= d = {d_} (the number of non-zero coordinates), got {k}")
+        raise ValueError(
+            f"k must be <= d = {d_} (the number of non-zero coordinates), got {k}"
+        )
     k_x, k_supp, k_sign, k_mag = jax.random.split(key, 4)
     X = _sampling.standard_normal(k_x, (n_, d_))
     support = jax.random.choice(k_supp, d_, (k_,), replace=False)
     signs = jnp.where(jax.random.bernoulli(k_sign, 0.5, (k_,)), 1.0, -1.0)
-    beta = jnp.zeros(d_).at[support].set(signs * (0.5 + jax.random.uniform(k_mag, (k_,))))
+    beta = (
+        jnp.zeros(d_).at[support].set(signs * (0.5 + jax.random.uniform(k_mag, (k_,))))
+    )
     return SparseProblem(X, X @ beta, beta)
 
 
-def argmin_Q_primal(X: ArrayLike, y: ArrayLike, *, alpha: float, theta0: ArrayLike | None = None) -> jax.Array:
+def argmin_Q_primal(
+    X: ArrayLike, y: ArrayLike, *, alpha: float, theta0: ArrayLike | None = None
+) -> jax.Array:
     r""":math:`\operatorname{argmin}\{Q_{\alpha,\theta_0}(\beta) : X\beta = y\}` by scipy's trust-constr on the primal.
 
     An independent reference for :func:`argmin_Q` (which works on the dual): it uses only
@@ -633,10 +694,12 @@ def argmin_Q_primal(X: ArrayLike, y: ArrayLike, *, alpha: float, theta0: ArrayLi
     start = np.linalg.lstsq(Xn, yn, rcond=None)[0]
     scale = max(float(np.sum(s * qf(start / s))), 1e-300)
     res = optimize.minimize(
-        lambda b: np.sum(s * qf(b / s)) / scale, start,
+        lambda b: np.sum(s * qf(b / s)) / scale,
+        start,
         jac=lambda b: np.arcsinh(b / (2 * s)) / scale,
         hess=lambda b: np.diag(1 / (s * np.sqrt(4 + (b / s) ** 2))) / scale,
-        method="trust-constr", constraints=[optimize.LinearConstraint(Xn, yn, yn)],
+        method="trust-constr",
+        constraints=[optimize.LinearConstraint(Xn, yn, yn)],
         options={"gtol": 1e-12, "xtol": 1e-14, "maxiter": 5000},
     )
     return jnp.asarray(res.x)

@@ -40,17 +40,23 @@ __all__ = ["diagonal_sharpness", "label_noise_drift"]
 def _state(theta_plus: ArrayLike, theta_minus: ArrayLike, X: ArrayLike):
     Xa = as_float_array(X, name="X", ndim=2)
     if Xa.shape[0] == 0 or Xa.shape[1] == 0:
-        raise ValueError(f"X must have at least one row and one column, got shape {tuple(Xa.shape)}")
+        raise ValueError(
+            f"X must have at least one row and one column, got shape {tuple(Xa.shape)}"
+        )
     tp = np.asarray(as_float_array(theta_plus, name="theta_plus", ndim=1), float)
     tm = np.asarray(as_float_array(theta_minus, name="theta_minus", ndim=1), float)
     d = Xa.shape[1]
     if tp.shape != (d,) or tm.shape != (d,):
-        raise ValueError(f"theta_plus and theta_minus must have shape ({d},) (one entry per column "
-                         f"of X), got {tp.shape} and {tm.shape}")
+        raise ValueError(
+            f"theta_plus and theta_minus must have shape ({d},) (one entry per column "
+            f"of X), got {tp.shape} and {tm.shape}"
+        )
     return np.asarray(Xa, float), tp, tm
 
 
-def diagonal_sharpness(theta_plus: ArrayLike, theta_minus: ArrayLike, X: ArrayLike) -> float:
+def diagonal_sharpness(
+    theta_plus: ArrayLike, theta_minus: ArrayLike, X: ArrayLike
+) -> float:
     r""":math:`\operatorname{tr} H = \frac4N\sum_j c_j(\theta_{+,j}^2 + \theta_{-,j}^2)` of the Gauss--Newton Hessian.
 
     The trace of :math:`J^\top J/N` for the diagonal network on the design X (N, d), the
@@ -75,8 +81,14 @@ def diagonal_sharpness(theta_plus: ArrayLike, theta_minus: ArrayLike, X: ArrayLi
     return float(4.0 / Xn.shape[0] * np.sum(c * (tp**2 + tm**2)))
 
 
-def label_noise_drift(theta_plus: ArrayLike, theta_minus: ArrayLike, X: ArrayLike, *,
-                      lr: float, label_noise: float) -> tuple[jnp.ndarray, jnp.ndarray]:
+def label_noise_drift(
+    theta_plus: ArrayLike,
+    theta_minus: ArrayLike,
+    X: ArrayLike,
+    *,
+    lr: float,
+    label_noise: float,
+) -> tuple[jnp.ndarray, jnp.ndarray]:
     r"""Predicted drift per step of label-noise gradient descent along the interpolants.
 
     :math:`-\frac{\eta^2\sigma^2}{4N} P_T\nabla\operatorname{tr}H` (see the module

@@ -24,10 +24,22 @@ from scipy import optimize
 from .. import sampling as _sampling
 from .. import training as _training
 from .._validation import (
-    as_float_array, check_broadcastable, check_choice, check_key, check_positive_int, check_real, concrete,
+    as_float_array,
+    check_broadcastable,
+    check_choice,
+    check_key,
+    check_positive_int,
+    check_real,
+    concrete,
 )
 
-__all__ = ["SVMSolution", "angle", "hard_margin_svm", "train_linear_classifier", "two_clouds"]
+__all__ = [
+    "SVMSolution",
+    "angle",
+    "hard_margin_svm",
+    "train_linear_classifier",
+    "two_clouds",
+]
 
 
 class SVMSolution(NamedTuple):
@@ -53,14 +65,18 @@ def _check_classification(X: ArrayLike, y: ArrayLike) -> tuple[jax.Array, jax.Ar
     Xa = as_float_array(X, name="X", ndim=2)
     ya = as_float_array(y, name="y", ndim=1)
     if ya.shape[0] != Xa.shape[0]:
-        raise ValueError(f"y must have one label per row of X ({Xa.shape[0]}), got {ya.shape[0]}")
+        raise ValueError(
+            f"y must have one label per row of X ({Xa.shape[0]}), got {ya.shape[0]}"
+        )
     labels = concrete(ya)
     if labels is not None and not np.all(np.abs(labels) == 1.0):
         raise ValueError("y must contain labels +1 and -1 only")
     return Xa, ya
 
 
-def hard_margin_svm(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-7) -> SVMSolution:
+def hard_margin_svm(
+    X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-7
+) -> SVMSolution:
     r"""The hard-margin SVM through the origin, :math:`\min \frac12\|w\|^2` s.t. :math:`y_i\langle w, x_i\rangle \ge 1`.
 
     Solved through its dual, :math:`\max_{a\ge0} \sum_i a_i - \frac12\sum_{ij} a_i a_j y_i y_j\langle x_i, x_j\rangle`
@@ -91,27 +107,42 @@ def hard_margin_svm(X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-7) ->
     """
     Xa, ya = _check_classification(X, y)
     support_tol = check_real(support_tol, name="support_tol", nonnegative=True)
-    Z = np.asarray(ya, float)[:, None] * np.asarray(Xa, float)  # on the host: no compilation
+    # on the host: no compilation
+    Z = np.asarray(ya, float)[:, None] * np.asarray(Xa, float)
     G = Z @ Z.T
     n = Z.shape[0]
     res = optimize.minimize(
-        lambda a: 0.5 * a @ G @ a - a.sum(), np.zeros(n), jac=lambda a: G @ a - 1.0,
-        method="L-BFGS-B", bounds=[(0.0, None)] * n,
+        lambda a: 0.5 * a @ G @ a - a.sum(),
+        np.zeros(n),
+        jac=lambda a: G @ a - 1.0,
+        method="L-BFGS-B",
+        bounds=[(0.0, None)] * n,
         options={"ftol": 1e-16, "gtol": 1e-13, "maxiter": 20_000},
     )
     a = res.x
     support = a > support_tol * max(a.max(), 1.0)
-    if support.any():  # polish: on the support, Z_S Z_S^T a_S = 1 (active constraints) exactly
-        a_s = np.linalg.lstsq(G[np.ix_(support, support)], np.ones(support.sum()), rcond=None)[0]
+    # polish: on the support, Z_S Z_S^T a_S = 1 (active constraints) exactly
+    if support.any():
+        a_s = np.linalg.lstsq(
+            G[np.ix_(support, support)], np.ones(support.sum()), rcond=None
+        )[0]
         polished = np.zeros(n)
         polished[support] = a_s
         if np.all(a_s > 0) and np.min(Z @ (Z.T @ polished)) >= 1.0 - 1e-12:
             a = polished
     w = Z.T @ a
     margins = Z @ w
-    if not np.isfinite(res.fun) or np.min(margins) < 1.0 - 1e-5 or np.linalg.norm(w) > 1e8:
-        raise ValueError("hard_margin_svm: the data are not linearly separable through the origin")
-    return SVMSolution(jnp.asarray(w), jnp.asarray(a), jnp.asarray(a > support_tol * max(a.max(), 1.0)))
+    if (
+        not np.isfinite(res.fun)
+        or np.min(margins) < 1.0 - 1e-5
+        or np.linalg.norm(w) > 1e8
+    ):
+        raise ValueError(
+            "hard_margin_svm: the data are not linearly separable through the origin"
+        )
+    return SVMSolution(
+        jnp.asarray(w), jnp.asarray(a), jnp.asarray(a > support_tol * max(a.max(), 1.0))
+    )
 
 
 def angle(u: ArrayLike, v: ArrayLike) -> jax.Array:
@@ -138,10 +169,14 @@ def angle(u: ArrayLike, v: ArrayLike) -> jax.Array:
     for name, arr in (("u", a), ("v", b)):
         host = concrete(arr)
         if host is not None and np.any(np.linalg.norm(host, axis=-1) == 0):
-            raise ValueError(f"{name} must be non-zero along the last axis (an angle needs a direction)")
+            raise ValueError(
+                f"{name} must be non-zero along the last axis (an angle needs a direction)"
+            )
     a = a / jnp.linalg.norm(a, axis=-1, keepdims=True)
     b = b / jnp.linalg.norm(b, axis=-1, keepdims=True)
-    return 2.0 * jnp.arctan2(jnp.linalg.norm(a - b, axis=-1), jnp.linalg.norm(a + b, axis=-1))
+    return 2.0 * jnp.arctan2(
+        jnp.linalg.norm(a - b, axis=-1), jnp.linalg.norm(a + b, axis=-1)
+    )
 
 
 _LOSSES = {
@@ -153,8 +188,10 @@ _LOSSES = {
 @partial(jax.jit, static_argnames=("steps", "every", "loss"))
 def _gd_classifier(Z, w, lr, steps, every, loss):
     """The engine's gradient descent on the mean loss, observing w every ``every`` steps."""
-    mean_loss = lambda v: jnp.mean(_LOSSES[loss](Z @ v))  # noqa: E731
-    return _training.descend(mean_loss, w, lr=lr, steps=steps, every=every, observe=lambda v: v).observed
+    mean_loss = lambda v: jnp.mean(_LOSSES[loss](Z @ v))
+    return _training.descend(
+        mean_loss, w, lr=lr, steps=steps, every=every, observe=lambda v: v
+    ).observed
 
 
 def train_linear_classifier(
@@ -196,16 +233,30 @@ def train_linear_classifier(
     Xa, ya = _check_classification(X, y)
     check_choice(loss, sorted(_LOSSES), name="loss")
     if isinstance(checkpoints, (str, bytes)) or checkpoints is None:
-        raise TypeError(f"checkpoints must be a sequence of step counts, got {type(checkpoints).__name__}")
+        raise TypeError(
+            f"checkpoints must be a sequence of step counts, got {type(checkpoints).__name__}"
+        )
     ts = np.asarray(checkpoints)
     if ts.dtype == object or not (np.issubdtype(ts.dtype, np.integer) or ts.size == 0):
-        raise TypeError(f"checkpoints must be integers (step counts), got dtype {ts.dtype}")
-    if ts.ndim != 1 or ts.size == 0 or not np.issubdtype(ts.dtype, np.integer) or np.any(np.diff(ts) <= 0) or ts[0] < 0:
-        raise ValueError("checkpoints must be a non-empty increasing 1-D sequence of non-negative integers")
+        raise TypeError(
+            f"checkpoints must be integers (step counts), got dtype {ts.dtype}"
+        )
+    if (
+        ts.ndim != 1
+        or ts.size == 0
+        or not np.issubdtype(ts.dtype, np.integer)
+        or np.any(np.diff(ts) <= 0)
+        or ts[0] < 0
+    ):
+        raise ValueError(
+            "checkpoints must be a non-empty increasing 1-D sequence of non-negative integers"
+        )
     lr = None if lr is None else check_real(lr, name="lr", positive=True)
     w = jnp.zeros(Xa.shape[1]) if w0 is None else as_float_array(w0, name="w0", ndim=1)
     if w.shape != (Xa.shape[1],):
-        raise ValueError(f"w0 must have shape ({Xa.shape[1]},) (one weight per column of X), got {tuple(w.shape)}")
+        raise ValueError(
+            f"w0 must have shape ({Xa.shape[1]},) (one weight per column of X), got {tuple(w.shape)}"
+        )
     Z = ya[:, None] * Xa
     rate = 1.0 / float(jnp.max(jnp.sum(Xa**2, axis=1))) if lr is None else lr
     # one run to the last checkpoint, observed at multiples of their gcd (every step for a

@@ -23,8 +23,9 @@ time-averaging loop (``_time_average_sums``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -61,7 +62,9 @@ def _time_average_sums(step, observe, state, burn_inputs, run_inputs):
         s, acc = carry
         return (step(s, u), jax.tree.map(jnp.add, acc, observe(s))), None
 
-    zeros = jax.tree.map(lambda o: jnp.zeros(o.shape, o.dtype), jax.eval_shape(observe, state))
+    zeros = jax.tree.map(
+        lambda o: jnp.zeros(o.shape, o.dtype), jax.eval_shape(observe, state)
+    )
     (_, sums), _ = jax.lax.scan(body, (state, zeros), run_inputs)
     return sums
 
@@ -71,7 +74,9 @@ def _time_average_sums(step, observe, state, burn_inputs, run_inputs):
 # ---------------------------------------------------------------------------------------
 
 
-def batch_second_moment_trace(theta: ArrayLike, X: ArrayLike, y: ArrayLike, batch: float) -> jax.Array:
+def batch_second_moment_trace(
+    theta: ArrayLike, X: ArrayLike, y: ArrayLike, batch: float
+) -> jax.Array:
     r""":math:`\operatorname{tr}\tilde C(\theta)`, the second moment of the mini-batch gradient of least squares.
 
     Loss :math:`\mathcal L = \frac1{2m}\sum_k (x_k\cdot\theta - y_k)^2`. Each example enters
@@ -198,9 +203,15 @@ def sgd_least_squares_fdr(
     n_steps, n_burn = check_run_length(steps, burn_in)
     n_chains = check_positive_int(chains, name="chains")
     check_key(key)
-    c = (jnp.linalg.lstsq(Xa, ya)[0] if center is None else as_float_array(center, name="center", ndim=1))
+    c = (
+        jnp.linalg.lstsq(Xa, ya)[0]
+        if center is None
+        else as_float_array(center, name="center", ndim=1)
+    )
     if c.shape != (Xa.shape[1],):
-        raise ValueError(f"center must have shape ({Xa.shape[1]},) (one entry per column of X), got {tuple(c.shape)}")
+        raise ValueError(
+            f"center must have shape ({Xa.shape[1]},) (one entry per column of X), got {tuple(c.shape)}"
+        )
     return _fdr_run(key, Xa, ya, c, eta, b, n_steps, n_burn, n_chains)
 
 
@@ -215,13 +226,22 @@ def _fdr_run(key, X, y, center, lr, b, steps, burn_in, chains):
     def observe(theta):
         r = theta @ X.T - y
         g = (r @ X) / m
-        return (g, jnp.sum((theta - center) * g, -1), 0.5 * lr * _trace_c_tilde(theta, X, y, b),
-                0.5 * jnp.mean(r**2, -1))
+        return (
+            g,
+            jnp.sum((theta - center) * g, -1),
+            0.5 * lr * _trace_c_tilde(theta, X, y, b),
+            0.5 * jnp.mean(r**2, -1),
+        )
 
     k_burn, k_run = jax.random.split(key)
     theta0 = jnp.broadcast_to(center, (chains, X.shape[1]))
-    sums = _time_average_sums(step, observe, theta0, jax.random.split(k_burn, burn_in),
-                              jax.random.split(k_run, steps - burn_in))
+    sums = _time_average_sums(
+        step,
+        observe,
+        theta0,
+        jax.random.split(k_burn, burn_in),
+        jax.random.split(k_run, steps - burn_in),
+    )
     return FDRAverages(*(s / (steps - burn_in) for s in sums))
 
 
@@ -331,7 +351,9 @@ def circle_sgd_occupation(
         >>> occ.shape, bool(((occ >= 0) & (occ <= 1)).all())
         ((3,), True)
     """
-    k, eta, ls, ts = _check_circle_noise(kappa, lr, label_sd, tilt_sd, tilt_positive=False)
+    k, eta, ls, ts = _check_circle_noise(
+        kappa, lr, label_sd, tilt_sd, tilt_positive=False
+    )
     n_steps, n_burn = check_run_length(steps, burn_in)
     n_chains = check_positive_int(chains, name="chains")
     check_key(key)
@@ -349,8 +371,13 @@ def _circle_run(key, kappa, lr, label_sd, tilt_sd, steps, burn_in, chains):
 
     # all the noise in one draw of the one sampler: row t drives step t of every chain
     noise = _sampling.standard_normal(k_run, (steps, chains), th0.dtype)
-    sums = _time_average_sums(step, lambda th: (jnp.cos(th) < 0).astype(th.dtype), th0,
-                              noise[:burn_in], noise[burn_in:])
+    sums = _time_average_sums(
+        step,
+        lambda th: (jnp.cos(th) < 0).astype(th.dtype),
+        th0,
+        noise[:burn_in],
+        noise[burn_in:],
+    )
     return sums / (steps - burn_in)
 
 
@@ -382,11 +409,14 @@ def circle_chain_stationary(
         >>> p.shape, round(float(p.sum() * (th[1] - th[0])), 6)
         ((64,), 1.0)
     """
-    k, eta, ls, ts = _check_circle_noise(kappa, lr, label_sd, tilt_sd, tilt_positive=True)
+    k, eta, ls, ts = _check_circle_noise(
+        kappa, lr, label_sd, tilt_sd, tilt_positive=True
+    )
     n = check_positive_int(grid, name="grid", minimum=16)
     h = 2 * np.pi / n
     th = -np.pi + h * (np.arange(n) + 0.5)
-    mean, sd = _circle_step_params(th, k, eta, ls, ts, xp=np)  # host grid: nothing to compile
+    # host grid: nothing to compile
+    mean, sd = _circle_step_params(th, k, eta, ls, ts, xp=np)
     return th, _gaussian_chain_density(th, mean, sd, h)
 
 
@@ -400,7 +430,11 @@ def _gaussian_chain_density(th, mean, sd, h):
 
 
 def circle_chain_stationary_profile(
-    step_sd: Callable[[np.ndarray], np.ndarray], *, kappa: float, lr: float, grid: int = 1000
+    step_sd: Callable[[np.ndarray], np.ndarray],
+    *,
+    kappa: float,
+    lr: float,
+    grid: int = 1000,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Stationary density of the circle chain for any position-dependent noise level.
 
@@ -435,18 +469,28 @@ def circle_chain_stationary_profile(
     eta = check_real(lr, name="lr", positive=True)
     n = check_positive_int(grid, name="grid", minimum=16)
     if not callable(step_sd):
-        raise TypeError(f"step_sd must be a function of theta, got {type(step_sd).__name__}")
+        raise TypeError(
+            f"step_sd must be a function of theta, got {type(step_sd).__name__}"
+        )
     h = 2 * np.pi / n
     th = -np.pi + h * (np.arange(n) + 0.5)
     sd = np.asarray(step_sd(th), dtype=float)
     if sd.shape != th.shape or not np.all(np.isfinite(sd)) or np.any(sd <= 0):
-        raise ValueError(f"step_sd must return positive finite values of shape {th.shape}")
+        raise ValueError(
+            f"step_sd must return positive finite values of shape {th.shape}"
+        )
     f, fp = _circle_f(th, k, xp=np)
     return th, _gaussian_chain_density(th, th - eta * f * fp, sd, h)
 
 
 def circle_fokker_planck(
-    theta: ArrayLike, *, kappa: float, lr: float, label_sd: float, tilt_sd: float, prefactor: bool = True
+    theta: ArrayLike,
+    *,
+    kappa: float,
+    lr: float,
+    label_sd: float,
+    tilt_sd: float,
+    prefactor: bool = True,
 ) -> np.ndarray:
     r"""Fokker--Planck (small lr, Itô) approximation of the stationary density of the circle chain.
 
@@ -482,11 +526,15 @@ def circle_fokker_planck(
     th = np.asarray(as_float_array(theta, name="theta", ndim=1), float)
     if th.size < 3 or np.any(np.diff(th) <= 0):
         raise ValueError("theta must be an increasing grid of at least 3 points")
-    k, eta, ls, ts = _check_circle_noise(kappa, lr, label_sd, tilt_sd, tilt_positive=True)
+    k, eta, ls, ts = _check_circle_noise(
+        kappa, lr, label_sd, tilt_sd, tilt_positive=True
+    )
     f, fp = _circle_f(th, k, xp=np)
     D = eta**2 * (ls**2 * fp**2 + ts**2)
     rate = 2 * (-eta * f * fp) / D
-    exponent = np.concatenate([[0.0], np.cumsum((rate[1:] + rate[:-1]) / 2 * np.diff(th))])
+    exponent = np.concatenate(
+        [[0.0], np.cumsum((rate[1:] + rate[:-1]) / 2 * np.diff(th))]
+    )
     dens = np.exp(exponent - exponent.max()) / (D if prefactor else 1.0)
     return dens / np.trapezoid(dens, th)
 
@@ -509,7 +557,9 @@ def _check_speeds(slow, fast) -> tuple[int, int]:
     return check_positive_int(slow, name="slow"), check_positive_int(fast, name="fast")
 
 
-def two_speed_transition_matrix(n_per_half: int, *, slow: int = 1, fast: int = 2) -> np.ndarray:
+def two_speed_transition_matrix(
+    n_per_half: int, *, slow: int = 1, fast: int = 2
+) -> np.ndarray:
     r"""Transition matrix P (2n x 2n, rows sum to 1) of the two-speed lattice walk on the circle.
 
     Site j sits at :math:`\theta = j\pi/n`. From a lower site (j < n) the walk moves
@@ -541,7 +591,9 @@ def two_speed_transition_matrix(n_per_half: int, *, slow: int = 1, fast: int = 2
     return P
 
 
-def two_speed_chain_stationary(n_per_half: int, *, slow: int = 1, fast: int = 2) -> np.ndarray:
+def two_speed_chain_stationary(
+    n_per_half: int, *, slow: int = 1, fast: int = 2
+) -> np.ndarray:
     r"""Exact stationary law of the two-speed lattice walk (:func:`two_speed_transition_matrix`).
 
     Solves :math:`\pi = \pi P`, :math:`\sum\pi = 1`. n must be even: for odd n (with
@@ -569,7 +621,14 @@ def two_speed_chain_stationary(n_per_half: int, *, slow: int = 1, fast: int = 2)
 
 
 def two_speed_walk_occupation(
-    key: jax.Array, n_per_half: int, *, walkers: int, steps: int, burn_in: int, slow: int = 1, fast: int = 2
+    key: jax.Array,
+    n_per_half: int,
+    *,
+    walkers: int,
+    steps: int,
+    burn_in: int,
+    slow: int = 1,
+    fast: int = 2,
 ) -> jax.Array:
     r"""Monte Carlo of the two-speed walk: the fraction of time each walker spends on the lower half.
 
@@ -616,8 +675,13 @@ def _walk_run(key, n, walkers, steps, burn_in, slow, fast):
 
     keys = jax.random.split(k_run, steps)
     # counts of at most 2**24 are exact in float32
-    sums = _time_average_sums(step, lambda pos: (pos < n).astype(jnp.float32), pos0,
-                              keys[:burn_in], keys[burn_in:])
+    sums = _time_average_sums(
+        step,
+        lambda pos: (pos < n).astype(jnp.float32),
+        pos0,
+        keys[:burn_in],
+        keys[burn_in:],
+    )
     return sums.astype(jnp.result_type(float)) / (steps - burn_in)
 
 

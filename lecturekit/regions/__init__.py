@@ -43,14 +43,34 @@ output activation and a scalar output. A dense layer computes
 """
 
 from . import depth, line, plane
-from .depth import network_pwl, pwl_l1_distance, pwl_least_squares, pwl_network, sawtooth_l1_bound
+from .depth import (
+    network_pwl,
+    pwl_l1_distance,
+    pwl_least_squares,
+    pwl_network,
+    sawtooth_l1_bound,
+)
 from .line import (
-    LineCounts, Trace1D, breakpoints_1d, breakpoints_1d_exact, count_pieces_1d, line_counts, sawtooth, tent,
-    trace_1d, trace_1d_exact,
+    LineCounts,
+    Trace1D,
+    breakpoints_1d,
+    breakpoints_1d_exact,
+    count_pieces_1d,
+    line_counts,
+    sawtooth,
+    tent,
+    trace_1d,
+    trace_1d_exact,
 )
 from .plane import (
-    LinesInBox, Regions2D, activation_patterns, activation_regions_2d, count_regions_2d_shallow, hidden_lines,
-    lines_in_box, pattern_map_2d,
+    LinesInBox,
+    Regions2D,
+    activation_patterns,
+    activation_regions_2d,
+    count_regions_2d_shallow,
+    hidden_lines,
+    lines_in_box,
+    pattern_map_2d,
 )
 
 __all__ = [*line.__all__, *plane.__all__, *depth.__all__]

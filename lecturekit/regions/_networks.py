@@ -14,18 +14,30 @@ from .._validation import check_real
 
 def _check_relu_net(net: Any, *, input_dim: int | None) -> None:
     if not isinstance(net, _nets.MLP):
-        raise TypeError(f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}")
+        raise TypeError(
+            f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}"
+        )
     if net.activation.name != "relu":
-        raise ValueError(f"net must use the 'relu' activation, got {net.activation.name!r}")
+        raise ValueError(
+            f"net must use the 'relu' activation, got {net.activation.name!r}"
+        )
     if net.output_activation is not None:
-        raise ValueError("net must have no output activation (its readout must be linear)")
+        raise ValueError(
+            "net must have no output activation (its readout must be linear)"
+        )
     if net.output_dim != 1:
-        raise ValueError(f"net must have a scalar output, got output width {net.output_dim}")
+        raise ValueError(
+            f"net must have a scalar output, got output width {net.output_dim}"
+        )
     if input_dim is not None and net.input_dim != input_dim:
-        raise ValueError(f"net must have input dimension {input_dim}, got {net.input_dim}")
+        raise ValueError(
+            f"net must have input dimension {input_dim}, got {net.input_dim}"
+        )
 
 
-def _layers(net: _nets.MLP, params: Any, *, exact: bool) -> list[tuple[np.ndarray, np.ndarray]]:
+def _layers(
+    net: _nets.MLP, params: Any, *, exact: bool
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Effective (mW * W, mb * b) of every dense layer, float64 or Fraction object arrays."""
     net.check_params(params)
     out = []
@@ -36,8 +48,8 @@ def _layers(net: _nets.MLP, params: Any, *, exact: bool) -> list[tuple[np.ndarra
             raise ValueError("params must be finite, but they contain NaN or infinity")
         if exact:
             fw, fb = Fraction(float(mw)), Fraction(float(mb))
-            w = np.vectorize(lambda v: fw * Fraction(float(v)), otypes=[object])(w)
-            b = np.vectorize(lambda v: fb * Fraction(float(v)), otypes=[object])(b)
+            w = np.vectorize(lambda v: fw * Fraction(float(v)), otypes=[object])(w)  # noqa: B023
+            b = np.vectorize(lambda v: fb * Fraction(float(v)), otypes=[object])(b)  # noqa: B023
         else:
             w, b = mw * w, mb * b
         out.append((w, b))
@@ -46,8 +58,12 @@ def _layers(net: _nets.MLP, params: Any, *, exact: bool) -> list[tuple[np.ndarra
 
 def _check_box(box: Any) -> list[float]:
     if isinstance(box, (str, bytes)) or not hasattr(box, "__len__") or len(box) != 4:
-        raise TypeError(f"box must be a sequence (x0, x1, y0, y1) of 4 numbers, got {box!r}")
+        raise TypeError(
+            f"box must be a sequence (x0, x1, y0, y1) of 4 numbers, got {box!r}"
+        )
     values = [check_real(v, name="box entries") for v in box]
     if not (values[0] < values[1] and values[2] < values[3]):
-        raise ValueError(f"box must be (x0, x1, y0, y1) with x0 < x1 and y0 < y1, got {box}")
+        raise ValueError(
+            f"box must be (x0, x1, y0, y1) with x0 < x1 and y0 < y1, got {box}"
+        )
     return values

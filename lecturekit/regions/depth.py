@@ -49,8 +49,10 @@ def _check_pwl(x: Any, y: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
     xa = as_host_float_array(x, name=f"{name} knots", ndim=1)
     ya = as_host_float_array(y, name=f"{name} values", ndim=1)
     if xa.size < 2 or ya.shape != xa.shape:
-        raise ValueError(f"{name}: knots and values must be 1-D of the same length >= 2, got "
-                         f"{xa.shape} and {ya.shape}")
+        raise ValueError(
+            f"{name}: knots and values must be 1-D of the same length >= 2, got "
+            f"{xa.shape} and {ya.shape}"
+        )
     if np.any(np.diff(xa) <= 0):
         raise ValueError(f"{name} knots must be strictly increasing")
     return xa, ya
@@ -85,8 +87,10 @@ def pwl_l1_distance(x1: Any, y1: Any, x2: Any, y2: Any) -> float:
     xa, ya = _check_pwl(x1, y1, "x1/y1")
     xb, yb = _check_pwl(x2, y2, "x2/y2")
     if xa[0] != xb[0] or xa[-1] != xb[-1]:
-        raise ValueError(f"x1 and x2 must share their ends (first and last knots), got [{xa[0]}, {xa[-1]}] "
-                         f"and [{xb[0]}, {xb[-1]}]")
+        raise ValueError(
+            f"x1 and x2 must share their ends (first and last knots), got [{xa[0]}, {xa[-1]}] "
+            f"and [{xb[0]}, {xb[-1]}]"
+        )
     x = np.union1d(xa, xb)
     h = np.interp(x, xa, ya) - np.interp(x, xb, yb)
     h0, h1, dx = h[:-1], h[1:], np.diff(x)
@@ -96,7 +100,9 @@ def pwl_l1_distance(x1: Any, y1: Any, x2: Any, y2: Any) -> float:
     return float(np.sum(pieces * dx))
 
 
-def network_pwl(net: _nets.MLP, params: Any, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+def network_pwl(
+    net: _nets.MLP, params: Any, a: float, b: float
+) -> tuple[np.ndarray, np.ndarray]:
     """A scalar-input ReLU network on [a, b] as a piecewise-linear function: (knots, values).
 
     The knots are a, the breakpoints of :func:`lecturekit.regions.trace_1d` in (a, b), and
@@ -126,9 +132,15 @@ def network_pwl(net: _nets.MLP, params: Any, a: float, b: float) -> tuple[np.nda
     tr = trace_1d(net, params, lo, hi)
     knots = np.concatenate([[lo], np.asarray(tr.breakpoints, float), [hi]])
     # the piece containing each knot: the trace's pieces lie between its own knots
-    piece = np.clip(np.searchsorted(np.asarray(tr.knots, float), knots, side="right") - 1,
-                    0, len(tr.slopes) - 1)
-    values = np.asarray(tr.intercepts, float)[piece] + np.asarray(tr.slopes, float)[piece] * knots
+    piece = np.clip(
+        np.searchsorted(np.asarray(tr.knots, float), knots, side="right") - 1,
+        0,
+        len(tr.slopes) - 1,
+    )
+    values = (
+        np.asarray(tr.intercepts, float)[piece]
+        + np.asarray(tr.slopes, float)[piece] * knots
+    )
     return knots, values
 
 
@@ -165,8 +177,10 @@ def pwl_network(x: Any, y: Any) -> tuple[_nets.MLP, list[dict[str, Any]]]:
     net = _nets.mlp((1, p, 1), "relu", parameterization="standard")
     bias = np.concatenate([[1.0 - xa[0]], -xa[1:-1]])
     readout = np.concatenate([[slopes[0]], np.diff(slopes)])
-    params = [{"W": jnp.ones((1, p)), "b": jnp.asarray(bias)},
-              {"W": jnp.asarray(readout)[:, None], "b": jnp.asarray([ya[0] - slopes[0]])}]
+    params = [
+        {"W": jnp.ones((1, p)), "b": jnp.asarray(bias)},
+        {"W": jnp.asarray(readout)[:, None], "b": jnp.asarray([ya[0] - slopes[0]])},
+    ]
     return net, params
 
 
@@ -198,12 +212,20 @@ def pwl_least_squares(x: Any, y: Any, knots: Any) -> np.ndarray:
     ys = as_host_float_array(y, name="y", ndim=1)
     kn = as_host_float_array(knots, name="knots", ndim=1)
     if kn.size < 2 or np.any(np.diff(kn) <= 0):
-        raise ValueError(f"knots must be strictly increasing, at least 2 of them, got {kn}")
+        raise ValueError(
+            f"knots must be strictly increasing, at least 2 of them, got {kn}"
+        )
     if ys.shape != xs.shape:
-        raise ValueError(f"x and y must have the same shape, got {xs.shape} and {ys.shape}")
+        raise ValueError(
+            f"x and y must have the same shape, got {xs.shape} and {ys.shape}"
+        )
     if xs.min() < kn[0] or xs.max() > kn[-1]:
-        raise ValueError("the data points x must lie between the first and the last knot")
-    hats = np.stack([np.interp(xs, kn, np.eye(kn.size)[j]) for j in range(kn.size)], axis=1)
+        raise ValueError(
+            "the data points x must lie between the first and the last knot"
+        )
+    hats = np.stack(
+        [np.interp(xs, kn, np.eye(kn.size)[j]) for j in range(kn.size)], axis=1
+    )
     return np.linalg.lstsq(hats, ys, rcond=None)[0]
 
 

@@ -135,10 +135,13 @@ def _trace(layers, lo, hi, *, exact: bool, rtol: float, snap: float = 0.0) -> Tr
         before = len(knots)
         old = knots
         knots = np.unique(np.concatenate([knots, cross[inside]]).astype(dtype))
-        if snap > 0 and len(knots) > 2:  # merge zeros of different neurons that agree to rounding
+        # merge zeros of different neurons that agree to rounding
+        if snap > 0 and len(knots) > 2:
             finite = np.isfinite(knots[:-1]) & np.isfinite(knots[1:])
             with np.errstate(invalid="ignore"):
-                close = finite & (np.diff(knots) <= snap * np.maximum(1.0, np.abs(knots[1:])))
+                close = finite & (
+                    np.diff(knots) <= snap * np.maximum(1.0, np.abs(knots[1:]))
+                )
             knots = knots[np.concatenate([[True], ~close])]
             knots[-1] = old[-1]
         new_knots.append(len(knots) - before)
@@ -161,10 +164,15 @@ def _trace(layers, lo, hi, *, exact: bool, rtol: float, snap: float = 0.0) -> Tr
     return Trace1D(knots, slopes, intercepts, interior[kink], tuple(new_knots))
 
 
-
-
-def trace_1d(net: _nets.MLP, params: Any, a: Any, b: Any, *,
-             rtol: float = 1e-9, snap: float = 1e-11) -> Trace1D:
+def trace_1d(
+    net: _nets.MLP,
+    params: Any,
+    a: Any,
+    b: Any,
+    *,
+    rtol: float = 1e-9,
+    snap: float = 1e-11,
+) -> Trace1D:
     r"""Pieces of a scalar-input ReLU network on [a, b], traced layer by layer in float64.
 
     Layer l's pre-activations are affine on each interval between the knots found for
@@ -200,7 +208,9 @@ def trace_1d(net: _nets.MLP, params: Any, a: Any, b: Any, *,
     rtol = check_real(rtol, name="rtol", nonnegative=True)
     snap = check_real(snap, name="snap", nonnegative=True)
     lo, hi = _interval(a, b, exact=False)
-    return _trace(_layers(net, params, exact=False), lo, hi, exact=False, rtol=rtol, snap=snap)
+    return _trace(
+        _layers(net, params, exact=False), lo, hi, exact=False, rtol=rtol, snap=snap
+    )
 
 
 def trace_1d_exact(net: _nets.MLP, params: Any, a: Any, b: Any) -> Trace1D:
@@ -361,8 +371,13 @@ def line_counts(net: _nets.MLP, params: Any, radius: Any = 1.0) -> LineCounts:
     def inside(t):
         return int(np.count_nonzero(np.abs(t) < radius))
 
-    return LineCounts(1 + len(tr.breakpoints), 1 + len(knots), 1 + inside(tr.breakpoints),
-                      1 + inside(knots), tr.new_knots)
+    return LineCounts(
+        1 + len(tr.breakpoints),
+        1 + len(knots),
+        1 + inside(tr.breakpoints),
+        1 + inside(knots),
+        tr.new_knots,
+    )
 
 
 # --------------------------------------------------------------------------- sawtooth
@@ -388,15 +403,19 @@ def tent(x: Any) -> Any:
     """
     if isinstance(x, (np.ndarray, jax.Array)):
         x = np.asarray(x)
-        if x.dtype != object and np.any(np.isnan(as_host_float_array(x, name="x", finite=False))):
+        if x.dtype != object and np.any(
+            np.isnan(as_host_float_array(x, name="x", finite=False))
+        ):
             raise ValueError("x must not contain NaN")
         return np.maximum(2 * np.maximum(x, 0) - 4 * np.maximum(x - 0.5, 0), 0)
     if isinstance(x, bool) or not isinstance(x, _REAL):
-        raise TypeError(f"x must be a real number, a Fraction or an array, got {type(x).__name__}")
+        raise TypeError(
+            f"x must be a real number, a Fraction or an array, got {type(x).__name__}"
+        )
     if isinstance(x, (float, np.floating)) and math.isnan(x):
         raise ValueError("x must not be NaN")
     half = Fraction(1, 2) if isinstance(x, (Fraction, int, np.integer)) else 0.5
-    zero = 0 * half   # Fraction(0) or 0.0: the result has the kind of the input
+    zero = 0 * half  # Fraction(0) or 0.0: the result has the kind of the input
     return max(2 * max(x, zero) - 4 * max(x - half, zero), zero)
 
 

@@ -13,8 +13,9 @@ Convention: as in :mod:`lecturekit.regions`; ``net`` has input dimension 2 (exce
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -97,7 +98,9 @@ def count_regions_2d_shallow(net: _nets.MLP, params: Any) -> int:
     """
     _check_relu_net(net, input_dim=2)
     if net.depth != 1:
-        raise ValueError(f"net must have one hidden layer for count_regions_2d_shallow, got depth {net.depth}")
+        raise ValueError(
+            f"net must have one hidden layer for count_regions_2d_shallow, got depth {net.depth}"
+        )
     (w, b), (v, _) = _layers(net, params, exact=True)
     jumps: dict[tuple, Fraction] = {}
     for j in range(w.shape[1]):
@@ -105,7 +108,8 @@ def count_regions_2d_shallow(net: _nets.MLP, params: Any) -> int:
         lead = next((x for x in normal if x != 0), None)
         if lead is None:
             continue  # a constant neuron has no kink
-        key = (tuple(x / lead for x in normal), b[j] / lead)  # first coordinate of the normal +1
+        # first coordinate of the normal +1
+        key = (tuple(x / lead for x in normal), b[j] / lead)
         jumps[key] = jumps.get(key, Fraction(0)) + v[j, 0] * abs(lead)
     kinks = [key for key, jump in jumps.items() if jump != 0]
     if not kinks:
@@ -132,7 +136,9 @@ class LinesInBox(NamedTuple):
     crossings: int
 
 
-def lines_in_box(net: _nets.MLP, params: Any, box: Sequence[float] = (-1.0, 1.0, -1.0, 1.0)) -> LinesInBox:
+def lines_in_box(
+    net: _nets.MLP, params: Any, box: Sequence[float] = (-1.0, 1.0, -1.0, 1.0)
+) -> LinesInBox:
     r"""Count the first-layer lines of a 2-D-input ReLU network that meet a box, and their crossings.
 
     Neuron j of the first hidden layer switches on the line
@@ -236,7 +242,9 @@ def _cut_layer(items: list, w: np.ndarray, b: np.ndarray, tol: float) -> list:
         pieces = [poly]
         vals_all = poly @ a_z + c_z
         scale = np.abs(vals_all).max() + 1e-300
-        crossing = np.nonzero((vals_all.max(0) > tol * scale) & (vals_all.min(0) < -tol * scale))[0]
+        crossing = np.nonzero(
+            (vals_all.max(0) > tol * scale) & (vals_all.min(0) < -tol * scale)
+        )[0]
         for j in crossing:
             new = []
             for piece in pieces:
@@ -250,12 +258,19 @@ def _cut_layer(items: list, w: np.ndarray, b: np.ndarray, tol: float) -> list:
         for piece in pieces:
             centre = piece.mean(axis=0)
             on = centre @ a_z + c_z > 0
-            out.append((piece, np.where(on, a_z, 0.0), np.where(on, c_z, 0.0), pattern + [on]))
+            out.append(
+                (piece, np.where(on, a_z, 0.0), np.where(on, c_z, 0.0), pattern + [on])
+            )
     return out
 
 
-def activation_regions_2d(net: _nets.MLP, params: Any, box: Sequence[float] = (-1.0, 1.0, -1.0, 1.0),
-                          *, tol: float = 1e-12) -> Regions2D:
+def activation_regions_2d(
+    net: _nets.MLP,
+    params: Any,
+    box: Sequence[float] = (-1.0, 1.0, -1.0, 1.0),
+    *,
+    tol: float = 1e-12,
+) -> Regions2D:
     """Activation regions of a 2-D-input ReLU network inside ``box`` = (x0, x1, y0, y1).
 
     Starting from the box, each hidden layer's pre-activations are affine on every current
@@ -329,8 +344,12 @@ def activation_patterns(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
     return jnp.concatenate([z > 0 for z in zs[:-1]], axis=1)
 
 
-def pattern_map_2d(net: _nets.MLP, params: Any, box: Sequence[float] = (-1.0, 1.0, -1.0, 1.0),
-                   resolution: int = 200) -> tuple[np.ndarray, int]:
+def pattern_map_2d(
+    net: _nets.MLP,
+    params: Any,
+    box: Sequence[float] = (-1.0, 1.0, -1.0, 1.0),
+    resolution: int = 200,
+) -> tuple[np.ndarray, int]:
     """Label each point of a resolution x resolution grid over ``box`` by its activation pattern.
 
     A picture of the regions on a grid, with no claim to completeness: regions smaller than
