@@ -410,3 +410,19 @@ def warn_if_below_precision(
             f"the result cannot be that accurate{hint}",
             stacklevel=4,
         )
+
+
+def check_widths(widths: Any, *, name: str = "widths") -> tuple[int, ...]:
+    """Return ``widths`` as a tuple of positive ints; TypeError/ValueError naming ``name``."""
+    if isinstance(widths, (str, bytes)) or not isinstance(
+        widths, (Sequence, np.ndarray)
+    ):
+        raise TypeError(
+            f"{name} must be a sequence of positive integers, got {widths!r}"
+        )
+    out = tuple(
+        check_positive_int(n, name=f"{name}[{i}]") for i, n in enumerate(widths)
+    )
+    if not out:
+        raise ValueError(f"{name} must contain at least one width")
+    return out

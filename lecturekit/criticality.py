@@ -119,7 +119,7 @@ def _weight_variances(w_std, b_std, *, arrays: bool = False):
 
 @partial(jax.jit, static_argnums=(1,))
 def _variance_map(k, dual, c_w, c_b):
-    return _kernels._next_layer(dual.diagonal(k), c_w, c_b)[0]
+    return _kernels.next_layer(dual.diagonal(k), c_w, c_b)[0]
 
 
 def variance_map(
@@ -257,8 +257,8 @@ def fixed_point(
 
 @partial(jax.jit, static_argnums=(1, 3))
 def _chi_parallel(k, act, c_w, nodes):
-    return c_w * _gaussian._expect(
-        lambda z: act.grad(z) ** 2 + act.fn(z) * act.hess(z), k, nodes
+    return c_w * _gaussian.expectation(
+        lambda z: act.grad(z) ** 2 + act.fn(z) * act.hess(z), k, nodes=nodes
     )
 
 
@@ -387,9 +387,9 @@ def covariance_map(
 
 @partial(jax.jit, static_argnums=(3,))
 def _cov_step(a, c, b, dual, c_w, c_b):
-    k11 = _kernels._next_layer(dual(a, a, a), c_w, c_b)[0]
-    k22 = _kernels._next_layer(dual(b, b, b), c_w, c_b)[0]
-    k12 = _kernels._next_layer(dual(a, c, b), c_w, c_b)[0]
+    k11 = _kernels.next_layer(dual(a, a, a), c_w, c_b)[0]
+    k22 = _kernels.next_layer(dual(b, b, b), c_w, c_b)[0]
+    k12 = _kernels.next_layer(dual(a, c, b), c_w, c_b)[0]
     return k11, k12, k22
 
 
@@ -604,7 +604,7 @@ def correlation_slope(
 @partial(jax.jit, static_argnums=(2,))
 def _correlation_slope(r, k, dual, c_w, c_b):
     e_dphi = dual(k, r * k, k).dphi
-    v = _kernels._next_layer(dual(k, k, k), c_w, c_b)[0]
+    v = _kernels.next_layer(dual(k, k, k), c_w, c_b)[0]
     return c_w * k * e_dphi / v
 
 

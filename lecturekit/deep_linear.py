@@ -51,6 +51,7 @@ from ._validation import (
     check_key,
     check_positive_int,
     check_real,
+    check_widths,
 )
 
 __all__ = [
@@ -119,7 +120,7 @@ def log_norm_density(widths: Sequence[int], *, points_per_sd: int = 40) -> LogDe
         >>> bool(abs(mean - 2 * m) < 1e-6)
         True
     """
-    ws = _rm._widths(widths)
+    ws = check_widths(widths)
     pps = check_positive_int(points_per_sd, name="points_per_sd", minimum=4)
     sds = np.sqrt(scipy.special.polygamma(1, np.asarray(ws) / 2))
     h = float(sds.min()) / pps
@@ -303,7 +304,7 @@ def norm_posterior(
         2.0
     """
     geo = interpolation(x_data, y)
-    ws = _rm._widths(widths)
+    ws = check_widths(widths)
     n0, k = geo.theta_par.shape[0], geo.null_dim
     if ws[0] != n0:
         raise ValueError(
@@ -369,7 +370,7 @@ def effective_depth(P: int, hidden: Sequence[int]) -> float:
     """
     P = check_positive_int(P, name="P")
     empty = isinstance(hidden, (tuple, list)) and len(hidden) == 0
-    hs = () if empty else _rm._widths(hidden, name="hidden")
+    hs = () if empty else check_widths(hidden, name="hidden")
     return float(P * sum(1.0 / n for n in hs))
 
 
@@ -438,7 +439,7 @@ def sample_posterior(
     """
     check_key(key)
     geo = interpolation(x_data, y)
-    ws = _rm._widths(widths)
+    ws = check_widths(widths)
     n0, P = geo.theta_par.shape[0], geo.row_basis.shape[1]
     if ws[0] != n0:
         raise ValueError(
@@ -494,7 +495,7 @@ def log_evidence(
         True
     """
     geo = interpolation(x_data, y)
-    ws = _rm._widths(widths)
+    ws = check_widths(widths)
     n0, P = geo.theta_par.shape[0], geo.row_basis.shape[1]
     if ws[0] != n0:
         raise ValueError(

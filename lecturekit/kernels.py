@@ -12,7 +12,7 @@ Conventions (those of the neural-tangents library, NTK parameterization):
 
   where (u, v) is centred Gaussian with covariance [[K(x,x), K(x,x')], [K(x,x'), K(x',x')]].
 
-This layer-to-layer step is written once (``_next_layer`` in this module); :func:`mlp_kernels`
+This layer-to-layer step is written once (:func:`next_layer`); :func:`mlp_kernels`
 (and so ``nets.MLP.kernels``) iterates it over the layers, and the signal-propagation maps of
 :mod:`lecturekit.criticality` (variance, covariance and correlation maps) are the same step
 without the NTK. The Gaussian expectations E[phi(u) phi(v)] and E[phi'(u) phi'(v)] (the
@@ -41,7 +41,14 @@ from ._validation import (
     is_traced,
 )
 
-__all__ = ["Kernels", "relu_nngp_sphere", "relu_ntk_sphere", "mlp_kernels", "TILE"]
+__all__ = [
+    "Kernels",
+    "relu_nngp_sphere",
+    "relu_ntk_sphere",
+    "mlp_kernels",
+    "next_layer",
+    "TILE",
+]
 
 
 class Kernels(NamedTuple):
@@ -130,14 +137,57 @@ def _cosine(xi: ArrayLike) -> jax.Array:
 # The one layer-to-layer step
 
 
-def _next_layer(duals: _gaussian.Duals, weight, bias, ntk=None):
-    """One dense layer after the activation: K_new = weight E[phi phi] + bias and, if ``ntk``
-    (Theta_old) is given, Theta_new = K_new + weight E[phi' phi'] Theta_old.
+def next_layer(
+    duals: _gaussian.Duals,
+    weight: ArrayLike,
+    bias: ArrayLike,
+    ntk: ArrayLike | None = None,
+) -> tuple[jax.Array, jax.Array | None]:
+    """One dense layer after the activation: the step of every kernel recursion.
 
-    ``duals`` are the dual-activation values at the old kernel (a pair of inputs, or the
-    diagonal); ``weight`` = w_std^2, ``bias`` = b_std^2. Returns (K_new, Theta_new or None).
-    Used by :func:`mlp_kernels` and by every map of :mod:`lecturekit.criticality`.
+    K_new = weight E[phi phi] + bias and, when the previous tangent kernel Theta_old is
+    given, Theta_new = K_new + weight E[phi' phi'] Theta_old, with weight = w_std^2 and
+    bias = b_std^2 (NTK parameterization; the NNGP part holds in both). :func:`mlp_kernels`
+    and every map of :mod:`lecturekit.criticality` take their layers from here. Traceable:
+    the range checks run on concrete values only.
+
+    Args:
+        duals: the dual-activation values at the previous kernel, a
+            :class:`~lecturekit.gaussian.Duals` (a pair of inputs or the diagonal).
+        weight: w_std^2 >= 0.
+        bias: b_std^2 >= 0.
+        ntk: Theta_old, of the shape of ``duals.phi``, or None for the NNGP alone.
+
+    Returns:
+        (K_new, Theta_new), with Theta_new None when ``ntk`` is None.
+
+    Example:
+        >>> from lecturekit import gaussian, kernels
+        >>> duals = gaussian.dual_fn("relu")(1.0, 1.0, 1.0)   # E[relu(z)^2] = 1/2
+        >>> k, theta = kernels.next_layer(duals, 2.0, 0.0, ntk=1.0)
+        >>> print(float(k), float(theta))
+        1.0 2.0
     """
+    if not isinstance(duals, _gaussian.Duals):
+        raise TypeError(
+            f"duals must be a lecturekit.gaussian.Duals, got {type(duals).__name__}"
+        )
+    if not is_traced(weight):
+        weight = check_real(weight, name="weight", nonnegative=True)
+    if not is_traced(bias):
+        bias = check_real(bias, name="bias", nonnegative=True)
+    if ntk is not None:
+        ntk = as_float_array(ntk, name="ntk")
+        if ntk.shape != jnp.shape(duals.phi):
+            raise ValueError(
+                f"ntk must have the shape of duals.phi {jnp.shape(duals.phi)}, "
+                f"got {ntk.shape}"
+            )
+    return _next_layer(duals, weight, bias, ntk)
+
+
+def _next_layer(duals, weight, bias, ntk=None):
+    """:func:`next_layer` without the checks, for the recursions of this module."""
     k_new = weight * duals.phi + bias
     return k_new, (None if ntk is None else k_new + weight * duals.dphi * ntk)
 

@@ -26,7 +26,13 @@ import scipy.special
 from jax.typing import ArrayLike
 
 from . import sampling as _sampling
-from ._validation import as_host_float_array, check_key, check_positive_int, check_real
+from ._validation import (
+    as_host_float_array,
+    check_key,
+    check_positive_int,
+    check_real,
+    check_widths,
+)
 
 __all__ = [
     "marchenko_pastur_edges",
@@ -45,22 +51,6 @@ def _alpha(alpha: Any) -> float:
     if value >= 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {value}")
     return value
-
-
-def _widths(widths: Any, *, name: str = "widths") -> tuple[int, ...]:
-    """Return ``widths`` as a tuple of positive ints; TypeError/ValueError naming ``name``."""
-    if isinstance(widths, (str, bytes)) or not isinstance(
-        widths, (Sequence, np.ndarray)
-    ):
-        raise TypeError(
-            f"{name} must be a sequence of positive integers, got {widths!r}"
-        )
-    out = tuple(
-        check_positive_int(n, name=f"{name}[{i}]") for i, n in enumerate(widths)
-    )
-    if not out:
-        raise ValueError(f"{name} must contain at least one width")
-    return out
 
 
 def marchenko_pastur_edges(alpha: float) -> tuple[float, float]:
@@ -157,7 +147,7 @@ def product_vectors(key: jax.Array, widths: Sequence[int], count: int) -> np.nda
         ((20000, 5), True)
     """
     check_key(key)
-    ws = _widths(widths)
+    ws = check_widths(widths)
     count = check_positive_int(count, name="count")
     dims = ws + (1,)
     keys = jax.random.split(key, len(ws))
@@ -195,7 +185,7 @@ def chi2_product(key: jax.Array, widths: Sequence[int], count: int) -> np.ndarra
         True
     """
     check_key(key)
-    ws = _widths(widths)
+    ws = check_widths(widths)
     count = check_positive_int(count, name="count")
     out = np.ones(count)
     for k, n in zip(jax.random.split(key, len(ws)), ws):
@@ -223,7 +213,7 @@ def log_norm_moments(widths: Sequence[int]) -> tuple[float, float]:
         >>> round(m, 3), round(v, 3)
         (-0.301, 0.303)
     """
-    ws = np.asarray(_widths(widths), dtype=float)
+    ws = np.asarray(check_widths(widths), dtype=float)
     mean = 0.5 * np.sum(scipy.special.digamma(ws / 2) + np.log(2 / ws))
     var = 0.25 * np.sum(scipy.special.polygamma(1, ws / 2))
     return float(mean), float(var)

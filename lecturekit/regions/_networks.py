@@ -1,8 +1,10 @@
 """Checks and weight extraction shared by :mod:`lecturekit.regions.line` and
-:mod:`lecturekit.regions.plane` (private)."""
+:mod:`lecturekit.regions.plane` (private: its names are
+for the modules of this package only)."""
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -12,7 +14,7 @@ from .. import nets as _nets
 from .._validation import check_real
 
 
-def _check_relu_net(net: Any, *, input_dim: int | None) -> None:
+def check_relu_net(net: Any, *, input_dim: int | None) -> None:
     if not isinstance(net, _nets.MLP):
         raise TypeError(
             f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}"
@@ -35,7 +37,7 @@ def _check_relu_net(net: Any, *, input_dim: int | None) -> None:
         )
 
 
-def _layers(
+def network_layers(
     net: _nets.MLP, params: Any, *, exact: bool
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Effective (mW * W, mb * b) of every dense layer, float64 or Fraction object arrays."""
@@ -56,7 +58,7 @@ def _layers(
     return out
 
 
-def _check_box(box: Any) -> list[float]:
+def check_box(box: Any) -> list[float]:
     if isinstance(box, (str, bytes)) or not hasattr(box, "__len__") or len(box) != 4:
         raise TypeError(
             f"box must be a sequence (x0, x1, y0, y1) of 4 numbers, got {box!r}"
@@ -67,3 +69,16 @@ def _check_box(box: Any) -> list[float]:
             f"box must be (x0, x1, y0, y1) with x0 < x1 and y0 < y1, got {box}"
         )
     return values
+
+
+REAL = (int, float, Fraction, np.integer, np.floating)
+
+
+def check_end(value: Any, name: str) -> float:
+    """A real number that may be infinite (an end of a line), not NaN or a bool."""
+    if isinstance(value, bool) or not isinstance(value, REAL):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    out = float(value)
+    if math.isnan(out):
+        raise ValueError(f"{name} must not be NaN")
+    return out

@@ -33,8 +33,8 @@ import numpy as np
 
 from .. import nets as _nets
 from .._validation import as_host_float_array, check_positive_int
-from ._networks import _check_relu_net
-from .line import _check_end, trace_1d
+from ._networks import check_end, check_relu_net
+from .line import trace_1d
 
 __all__ = [
     "network_pwl",
@@ -125,8 +125,8 @@ def network_pwl(
         >>> knots.tolist(), values.tolist()
         ([0.0, 0.25, 0.5, 0.75, 1.0], [0.0, 1.0, 0.0, 1.0, 0.0])
     """
-    _check_relu_net(net, input_dim=1)
-    lo, hi = _check_end(a, "a"), _check_end(b, "b")
+    check_relu_net(net, input_dim=1)
+    lo, hi = check_end(a, "a"), check_end(b, "b")
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise ValueError(f"a and b must be finite, got a = {a} and b = {b}")
     tr = trace_1d(net, params, lo, hi)

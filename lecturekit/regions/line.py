@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import nets as _nets
 from .._validation import as_host_float_array, check_positive_int, check_real
-from ._networks import _check_relu_net, _layers
+from ._networks import REAL, check_end, check_relu_net, network_layers
 
 __all__ = [
     "Trace1D",
@@ -42,20 +42,8 @@ __all__ = [
 ]
 
 
-_REAL = (int, float, Fraction, np.integer, np.floating)
-
-
-def _check_end(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, _REAL):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    out = float(value)
-    if math.isnan(out):
-        raise ValueError(f"{name} must not be NaN")
-    return out
-
-
 def _check_exact_end(value: Any, name: str) -> Fraction:
-    if isinstance(value, bool) or not isinstance(value, _REAL):
+    if isinstance(value, bool) or not isinstance(value, REAL):
         raise TypeError(f"{name} must be a real number, got {value!r}")
     if isinstance(value, (float, np.floating)):
         if not math.isfinite(value):
@@ -65,7 +53,7 @@ def _check_exact_end(value: Any, name: str) -> Fraction:
 
 
 def _interval(a: Any, b: Any, *, exact: bool) -> tuple[Any, Any]:
-    check = _check_exact_end if exact else _check_end
+    check = _check_exact_end if exact else check_end
     lo, hi = check(a, "a"), check(b, "b")
     if not lo < hi:
         raise ValueError(f"need a < b, got a = {a} and b = {b}")
@@ -204,12 +192,17 @@ def trace_1d(
         >>> trace.breakpoints.tolist(), trace.slopes.tolist()
         ([0.25, 0.5, 0.75], [4.0, -4.0, 4.0, -4.0])
     """
-    _check_relu_net(net, input_dim=1)
+    check_relu_net(net, input_dim=1)
     rtol = check_real(rtol, name="rtol", nonnegative=True)
     snap = check_real(snap, name="snap", nonnegative=True)
     lo, hi = _interval(a, b, exact=False)
     return _trace(
-        _layers(net, params, exact=False), lo, hi, exact=False, rtol=rtol, snap=snap
+        network_layers(net, params, exact=False),
+        lo,
+        hi,
+        exact=False,
+        rtol=rtol,
+        snap=snap,
     )
 
 
@@ -238,9 +231,9 @@ def trace_1d_exact(net: _nets.MLP, params: Any, a: Any, b: Any) -> Trace1D:
         >>> [str(x) for x in trace.breakpoints]
         ['1/4', '1/2', '3/4']
     """
-    _check_relu_net(net, input_dim=1)
+    check_relu_net(net, input_dim=1)
     lo, hi = _interval(a, b, exact=True)
-    return _trace(_layers(net, params, exact=True), lo, hi, exact=True, rtol=0.0)
+    return _trace(network_layers(net, params, exact=True), lo, hi, exact=True, rtol=0.0)
 
 
 def breakpoints_1d(net: _nets.MLP, params: Any, a: Any, b: Any) -> jax.Array:
@@ -363,7 +356,7 @@ def line_counts(net: _nets.MLP, params: Any, radius: Any = 1.0) -> LineCounts:
         >>> regions.line_counts(net, params, radius=0.6)
         LineCounts(pieces=6, activation_regions=6, pieces_inside=4, activation_regions_inside=4, zeros_per_layer=(2, 1, 2, 0))
     """
-    _check_relu_net(net, input_dim=1)
+    check_relu_net(net, input_dim=1)
     radius = check_real(radius, name="radius", positive=True)
     tr = trace_1d(net, params, -np.inf, np.inf)
     knots = tr.knots[1:-1]
@@ -408,7 +401,7 @@ def tent(x: Any) -> Any:
         ):
             raise ValueError("x must not contain NaN")
         return np.maximum(2 * np.maximum(x, 0) - 4 * np.maximum(x - 0.5, 0), 0)
-    if isinstance(x, bool) or not isinstance(x, _REAL):
+    if isinstance(x, bool) or not isinstance(x, REAL):
         raise TypeError(
             f"x must be a real number, a Fraction or an array, got {type(x).__name__}"
         )

@@ -25,7 +25,7 @@ from jax.typing import ArrayLike
 from .. import arrangements as _arrangements
 from .. import nets as _nets
 from .._validation import check_positive_int, check_real
-from ._networks import _check_box, _check_relu_net, _layers
+from ._networks import check_box, check_relu_net, network_layers
 
 __all__ = [
     "hidden_lines",
@@ -64,8 +64,8 @@ def hidden_lines(net: _nets.MLP, params: Any) -> tuple[np.ndarray, np.ndarray]:
         >>> normals.tolist(), offsets.tolist()
         ([[1.0, 0.0], [0.0, 1.0]], [0.0, -1.0])
     """
-    _check_relu_net(net, input_dim=None)
-    w, b = _layers(net, params, exact=False)[0]
+    check_relu_net(net, input_dim=None)
+    w, b = network_layers(net, params, exact=False)[0]
     return w.T, b
 
 
@@ -96,12 +96,12 @@ def count_regions_2d_shallow(net: _nets.MLP, params: Any) -> int:
         >>> regions.count_regions_2d_shallow(net, params)  # 3 lines, 2 count
         4
     """
-    _check_relu_net(net, input_dim=2)
+    check_relu_net(net, input_dim=2)
     if net.depth != 1:
         raise ValueError(
             f"net must have one hidden layer for count_regions_2d_shallow, got depth {net.depth}"
         )
-    (w, b), (v, _) = _layers(net, params, exact=True)
+    (w, b), (v, _) = network_layers(net, params, exact=True)
     jumps: dict[tuple, Fraction] = {}
     for j in range(w.shape[1]):
         normal = [w[0, j], w[1, j]]
@@ -170,8 +170,8 @@ def lines_in_box(
         >>> regions.lines_in_box(net, params, (-1.0, 1.0, -1.0, 1.0))
         LinesInBox(lines=3, crossings=3)
     """
-    _check_relu_net(net, input_dim=2)
-    x0, x1, y0, y1 = _check_box(box)
+    check_relu_net(net, input_dim=2)
+    x0, x1, y0, y1 = check_box(box)
     normals, offsets = hidden_lines(net, params)
     corners = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])
     vals = corners @ normals.T + offsets
@@ -301,10 +301,10 @@ def activation_regions_2d(
         >>> found.count
         4
     """
-    _check_relu_net(net, input_dim=2)
-    box = _check_box(box)
+    check_relu_net(net, input_dim=2)
+    box = check_box(box)
     tol = check_real(tol, name="tol", nonnegative=True)
-    layers = _layers(net, params, exact=False)
+    layers = network_layers(net, params, exact=False)
     x0, x1, y0, y1 = box
     square = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float64)
     # each item: polygon, affine map of the current layer input h = A x + c  (A: (2, n), c: (n,))
@@ -339,7 +339,7 @@ def activation_patterns(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
         >>> regions.activation_patterns(net, params, x).tolist()
         [[True, False]]
     """
-    _check_relu_net(net, input_dim=None)
+    check_relu_net(net, input_dim=None)
     zs, _, _ = net.forward(params, x)
     return jnp.concatenate([z > 0 for z in zs[:-1]], axis=1)
 
@@ -376,9 +376,9 @@ def pattern_map_2d(
         >>> labels.shape, seen
         ((4, 4), 4)
     """
-    _check_relu_net(net, input_dim=2)
+    check_relu_net(net, input_dim=2)
     resolution = check_positive_int(resolution, name="resolution", minimum=2)
-    box = _check_box(box)
+    box = check_box(box)
     xs = np.linspace(box[0], box[1], resolution)
     ys = np.linspace(box[2], box[3], resolution)
     grid = np.stack(np.meshgrid(xs, ys), axis=-1).reshape(-1, 2)
