@@ -1,13 +1,14 @@
-"""Input checks shared by lecturekit's public functions, and the library's warning category.
+"""Input checks shared by lecturekit's public functions, and the library's warning
+category.
 
 Every public function validates its arguments once, at the boundary, with these
 helpers; the messages name the argument and say what was expected. Inner functions
 trust their inputs.
 
-Checks on the *values* of arrays (finiteness, ranges) run in NumPy on concrete arrays and
-are skipped for traced ones (inside ``jit``, ``vmap`` or ``grad``), so that validation
-compiles nothing (an eager JAX reduction is compiled anew for every input shape) and the
-functions stay traceable. Dtype and shape checks work on both.
+Checks on the *values* of arrays (finiteness, ranges) run in NumPy on concrete arrays
+and are skipped for traced ones (inside ``jit``, ``vmap`` or ``grad``), so that
+validation compiles nothing (an eager JAX reduction is compiled anew for every input
+shape) and the functions stay traceable. Dtype and shape checks work on both.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ import numpy as np
 
 
 class NumericalWarning(UserWarning):
-    """A result may be inaccurate: an iteration stopped before its tolerance was met, or a
-    tolerance was asked for that the working precision (float32 unless float64 is enabled)
-    cannot resolve.
+    """A result may be inaccurate: an iteration stopped before its tolerance was met, or
+    a tolerance was asked for that the working precision (float32 unless float64 is
+    enabled) cannot resolve.
 
-    A subclass of :class:`UserWarning`, so that the standard :mod:`warnings` filters select
+    A subclass of :class:`UserWarning`, so that the standard :mod:`warnings` filters
+    select
     it: turn it into an error while testing, or silence it where the limit is intended.
 
     Example:
@@ -49,7 +51,9 @@ def warn_numerical(message: str, *, stacklevel: int = 3) -> None:
 
 
 def is_traced(value: Any) -> bool:
-    """Whether ``value`` is an abstract value being traced (jit, vmap, grad): no concrete numbers."""
+    """Whether ``value`` is an abstract value being traced (jit, vmap, grad): no
+    concrete numbers.
+    """
     return isinstance(value, jax.core.Tracer)
 
 
@@ -79,8 +83,9 @@ def _real_array(
     min_ndim: int,
     nonempty: bool,
 ) -> np.ndarray | jax.Array:
-    """``value`` as an array (JAX arrays, traced or not, are kept as they are) after the type,
-    dtype and shape checks shared by :func:`as_float_array` and :func:`as_host_float_array`."""
+    """``value`` as an array (JAX arrays, traced or not, are kept as they are) after the
+    type, dtype and shape checks shared by :func:`as_float_array`
+    and :func:`as_host_float_array`."""
     if isinstance(value, (str, bytes)) or value is None:
         raise TypeError(
             f"{name} must be a real array of numbers, got {type(value).__name__}"
@@ -120,13 +125,14 @@ def as_float_array(
     nonempty: bool = False,
     min_ndim: int = 0,
 ) -> jax.Array:
-    """Convert ``value`` to a floating JAX array, checking its dtype, dimension and finiteness.
+    """Convert ``value`` to a floating JAX array, checking its dtype, dimension and
+    finiteness.
 
     Integer inputs are promoted to the default float dtype; boolean, complex, string and
     object inputs (and None) are rejected with a ``TypeError`` naming ``name``. ``ndim``
-    is the allowed number of dimensions (an int or a tuple of ints), ``min_ndim`` the least
-    one; ``nonempty`` requires at least one entry. Traced inputs are returned as they are
-    (promoted to float), after the dtype and shape checks.
+    is the allowed number of dimensions (an int or a tuple of ints), ``min_ndim`` the
+    least one; ``nonempty`` requires at least one entry. Traced inputs are returned as
+    they are (promoted to float), after the dtype and shape checks.
     """
     arr = _real_array(value, name=name, ndim=ndim, min_ndim=min_ndim, nonempty=nonempty)
     if is_traced(arr):
@@ -141,7 +147,8 @@ def as_float_array(
         arr = host
     if finite and not np.all(np.isfinite(host)):
         raise ValueError(f"{name} must be finite, but it contains NaN or infinity")
-    # device_put, not jnp.asarray: the latter compiles a small program for every new shape
+    # device_put, not jnp.asarray: the latter compiles a small program for every new
+    # shape
     return arr if isinstance(arr, jax.Array) else jax.device_put(arr)
 
 
@@ -153,11 +160,13 @@ def as_host_float_array(
     finite: bool = True,
     nonempty: bool = False,
 ) -> np.ndarray:
-    """The checks of :func:`as_float_array`, returning a float64 NumPy array (for functions
+    """The checks of :func:`as_float_array`, returning a float64 NumPy array (for
+    functions
     that compute on the host: no JAX dtype canonicalization, nothing compiled)."""
     if is_traced(value):
         raise TypeError(
-            f"{name} must be a concrete array (this function runs in NumPy, not under jit/vmap/grad)"
+            f"{name} must be a concrete array (this function runs in NumPy, not under "
+            "jit/vmap/grad)"
         )
     arr = np.array(
         _real_array(value, name=name, ndim=ndim, min_ndim=0, nonempty=nonempty),
@@ -171,14 +180,16 @@ def as_host_float_array(
 def as_class_labels(
     labels: Any, *, n: int, num_classes: int | None = None, name: str = "labels"
 ) -> tuple[np.ndarray, int]:
-    """Integer class labels of shape (n,) taking every value 0..C-1, C >= 2, as a NumPy array.
+    """Integer class labels of shape (n,) taking every value 0..C-1, C >= 2, as a NumPy
+    array.
 
-    C is ``num_classes`` when given (e.g. the number of logits), else the largest label + 1.
-    Returns (labels, C).
+    C is ``num_classes`` when given (e.g. the number of logits), else the largest
+    label + 1. Returns (labels, C).
     """
     if labels is None or isinstance(labels, (str, bytes, dict)):
         raise TypeError(
-            f"{name} must be an integer array of shape (n,), got {type(labels).__name__}"
+            f"{name} must be an integer array of shape (n,), got "
+            f"{type(labels).__name__}"
         )
     y = np.asarray(labels)
     if y.ndim != 1 or y.shape[0] != n or not np.issubdtype(y.dtype, np.integer):
@@ -195,29 +206,34 @@ def as_class_labels(
 
 
 def host_ravel(tree: Any) -> np.ndarray:
-    """The leaves of a pytree as one NumPy vector, in ``ravel_pytree`` order, on the host
-    (eager JAX ops would compile a program for every new shape)."""
+    """The leaves of a pytree as one NumPy vector, in ``ravel_pytree`` order, on the
+    host (eager JAX ops would compile a program for every new shape)."""
     return np.concatenate(
         [np.ravel(np.asarray(leaf)) for leaf in jax.tree_util.tree_leaves(tree)]
     )
 
 
 def check_broadcastable(**arrays: Any) -> tuple[int, ...]:
-    """The common broadcast shape of the named arrays; ``ValueError`` naming them if there is none."""
+    """The common broadcast shape of the named arrays; ``ValueError`` naming them if
+    there is none.
+    """
     shapes = {name: tuple(np.shape(a)) for name, a in arrays.items()}
     try:
         return tuple(np.broadcast_shapes(*shapes.values()))
     except ValueError:
         listed = ", ".join(f"{name} {shape}" for name, shape in shapes.items())
         raise ValueError(
-            f"{', '.join(shapes)} must broadcast against each other, got shapes {listed}"
+            f"{', '.join(shapes)} must broadcast against each other, got shapes "
+            f"{listed}"
         ) from None
 
 
 def check_same_structure(
     value: Any, reference: Any, *, name: str, reference_name: str
 ) -> None:
-    """Require the pytree ``value`` to have the structure and leaf shapes of ``reference``."""
+    """Require the pytree ``value`` to have the structure and leaf shapes of
+    ``reference``.
+    """
     if jax.tree_util.tree_structure(value) != jax.tree_util.tree_structure(reference):
         raise ValueError(f"{name} must have the pytree structure of {reference_name}")
     for leaf, ref in zip(
@@ -225,7 +241,8 @@ def check_same_structure(
     ):
         if np.shape(leaf) != np.shape(ref):
             raise ValueError(
-                f"{name} must have the leaf shapes of {reference_name}, got {np.shape(leaf)} where "
+                f"{name} must have the leaf shapes of {reference_name}, got "
+                f"{np.shape(leaf)} where "
                 f"{reference_name} has {np.shape(ref)}"
             )
 
@@ -240,7 +257,8 @@ def check_range(
     hi_open: bool = False,
     what: str = "",
 ) -> None:
-    """Raise ``ValueError`` unless every entry of a concrete array lies in the given interval.
+    """Raise ``ValueError`` unless every entry of a concrete array lies in the given
+    interval.
 
     Traced arrays are not checked (their values are unknown). ``what`` names what the
     argument is (e.g. "a variance") in the message.
@@ -283,7 +301,9 @@ def check_real(
     nonnegative: bool = False,
     at_most: float | None = None,
 ) -> float:
-    """Return ``value`` as a finite Python float, optionally > 0 or >= 0, and <= ``at_most``."""
+    """Return ``value`` as a finite Python float, optionally > 0 or >= 0, and <=
+    ``at_most``.
+    """
     if isinstance(value, bool) or not isinstance(
         value, (numbers.Real, np.floating, np.integer)
     ):
@@ -304,7 +324,8 @@ def check_choice(value: Any, choices: Sequence[str], *, name: str) -> str:
     """Return ``value`` if it is one of the strings ``choices``."""
     if not isinstance(value, str):
         raise TypeError(
-            f"{name} must be a string, one of {', '.join(map(repr, choices))}; got {value!r}"
+            f"{name} must be a string, one of {', '.join(map(repr, choices))}; got "
+            f"{value!r}"
         )
     if value not in choices:
         raise ValueError(
@@ -314,7 +335,9 @@ def check_choice(value: Any, choices: Sequence[str], *, name: str) -> str:
 
 
 def check_key(key: Any, *, name: str = "key") -> jax.Array:
-    """Require a JAX PRNG key: ``jax.random.key(seed)`` or a legacy uint32 key of shape (2,)."""
+    """Require a JAX PRNG key: ``jax.random.key(seed)`` or a legacy uint32 key of shape
+    (2,).
+    """
     if isinstance(key, jax.Array) and (
         jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
         and key.ndim == 0
@@ -341,20 +364,25 @@ def check_callable(f: Any, *, name: str, what: str) -> None:
 def check_inputs_pair(
     x1: Any, x2: Any, *, dim: int | None = None
 ) -> tuple[jax.Array, jax.Array]:
-    """Validate two batches of inputs of shapes (n1, d) and (n2, d); ``x2=None`` means ``x1``."""
+    """Validate two batches of inputs of shapes (n1, d) and (n2, d); ``x2=None`` means
+    ``x1``.
+    """
     a = as_float_array(x1, name="x1", ndim=2)
     b = a if x2 is None else as_float_array(x2, name="x2", ndim=2)
     if a.shape[1] == 0:
         raise ValueError(
-            f"x1 must have at least one column (input dimension >= 1), got shape {tuple(a.shape)}"
+            "x1 must have at least one column (input dimension >= 1), got shape "
+            f"{tuple(a.shape)}"
         )
     if b.shape[1] != a.shape[1]:
         raise ValueError(
-            f"x1 and x2 must have the same input dimension, got {a.shape[1]} and {b.shape[1]}"
+            f"x1 and x2 must have the same input dimension, got {a.shape[1]} and "
+            f"{b.shape[1]}"
         )
     if dim is not None and a.shape[1] != dim:
         raise ValueError(
-            f"x1: inputs must have {dim} columns (the network's input dimension), got shape {tuple(a.shape)}"
+            f"x1: inputs must have {dim} columns (the network's input dimension), got "
+            f"shape {tuple(a.shape)}"
         )
     return a, b
 
@@ -365,14 +393,17 @@ def check_model(f: Any, *, name: str = "f") -> None:
 
 
 def check_params_pytree(params: Any, *, name: str = "params") -> None:
-    """Require a pytree with at least one leaf, every leaf a floating array, finite if concrete."""
+    """Require a pytree with at least one leaf, every leaf a floating array, finite if
+    concrete.
+    """
     leaves = jax.tree_util.tree_leaves(params)
     if not leaves:
         raise ValueError(f"{name} must contain at least one array, got {params!r}")
     for leaf in leaves:
         if isinstance(leaf, (str, bytes)):
             raise TypeError(
-                f"every leaf of {name} must be a floating array, got {type(leaf).__name__}"
+                f"every leaf of {name} must be a floating array, got "
+                f"{type(leaf).__name__}"
             )
         dtype = leaf.dtype if hasattr(leaf, "dtype") else np.asarray(leaf).dtype
         if jnp.issubdtype(dtype, np.object_) or not jnp.issubdtype(dtype, jnp.floating):
@@ -394,9 +425,9 @@ def warn_if_below_precision(
     scale: float = 1.0,
     factor: float = 4.0,
 ) -> None:
-    """Warn (:class:`NumericalWarning`) when a tolerance is within ``factor`` units of rounding
-    of ``dtype`` at the magnitude ``scale`` (1 for a relative tolerance): such a tolerance
-    cannot be met, or the result cannot be trusted to it."""
+    """Warn (:class:`NumericalWarning`) when a tolerance is within ``factor`` units of
+    rounding of ``dtype`` at the magnitude ``scale`` (1 for a relative tolerance): such
+    a tolerance cannot be met, or the result cannot be trusted to it."""
     dtype = np.dtype(dtype)
     floor = factor * float(np.finfo(dtype).eps) * scale
     if tol < floor:
@@ -406,14 +437,17 @@ def warn_if_below_precision(
             else ""
         )
         warn_numerical(
-            f"{name} = {tol:g} is below what {dtype.name} arithmetic resolves here ({floor:.2g}): "
+            f"{name} = {tol:g} is below what {dtype.name} arithmetic resolves here "
+            f"({floor:.2g}): "
             f"the result cannot be that accurate{hint}",
             stacklevel=4,
         )
 
 
 def check_widths(widths: Any, *, name: str = "widths") -> tuple[int, ...]:
-    """Return ``widths`` as a tuple of positive ints; TypeError/ValueError naming ``name``."""
+    """Return ``widths`` as a tuple of positive ints; TypeError/ValueError naming
+    ``name``.
+    """
     if isinstance(widths, (str, bytes)) or not isinstance(
         widths, (Sequence, np.ndarray)
     ):

@@ -109,7 +109,8 @@ NAMES: tuple[str, ...] = tuple(_REGISTRY)
 
 
 def get(activation: str | Activation, *, name: str = "activation") -> Activation:
-    """Look up an activation by name, case-insensitively (or pass an :class:`Activation` through).
+    """Look up an activation by name, case-insensitively (or pass an :class:`Activation`
+    through).
 
     Args:
         activation: one of :data:`NAMES`, or an :class:`Activation`.

@@ -12,8 +12,8 @@ The objects of approximation theory that Chapter 11 computes with, built on
   ``[k/n, (k + 1)/n]`` (:func:`zigzag`); :func:`zigzag_encode` picks, for any f in K0,
   the zigzag within ``1/n`` of f (n bits). The ``2^n`` zigzags are a cover of radius
   ``1/n`` and pairwise ``2/n`` apart (a packing), so ``1/(n + 1) <= eps_n(K0) <= 1/n``.
-* **Ellipsoids in l2**, ``{x: sum_j x_j^2 / sigma_j^2 <= 1}``: volumetric lower and upper
-  bounds on their entropy numbers (:func:`ellipsoid_entropy_bounds`).
+* **Ellipsoids in l2**, ``{x: sum_j x_j^2 / sigma_j^2 <= 1}``: volumetric lower and
+  upper bounds on their entropy numbers (:func:`ellipsoid_entropy_bounds`).
 * **Schemes.** The unstable one-parameter scheme stores n bits in one real number
   (:func:`pack_bits`, :func:`unpack_bits`, exact with ``fractions.Fraction``). Two ReLU
   networks in the standard parameterization of :func:`lecturekit.nets.mlp`: the
@@ -21,9 +21,9 @@ The objects of approximation theory that Chapter 11 computes with, built on
   deep network that reads the bits of a zigzag out of its weights
   (:func:`bit_extraction_network`). :func:`nonzero_parameters` counts their weights.
 * **Lipschitz constants of networks**, from the one backward pass
-  :meth:`lecturekit.nets.MLP.backward`: input gradients (:func:`input_gradient_norms`) and
-  gradients with respect to all parameters (:func:`parameter_gradient_norms`, the local
-  Lipschitz constant of the map from weights to function values).
+  :meth:`lecturekit.nets.MLP.backward`: input gradients (:func:`input_gradient_norms`)
+  and gradients with respect to all parameters (:func:`parameter_gradient_norms`, the
+  local Lipschitz constant of the map from weights to function values).
 * **The Johnson-Lindenstrauss lemma**: distortion of Gaussian maps on an orthonormal set
   (:func:`jl_ratios`) and the dimension that Dasgupta and Gupta's bound guarantees
   (:func:`jl_dimension_bound`).
@@ -102,13 +102,14 @@ def unseen_cell_errors(
 ) -> dict[str, _stats.MeanEstimate]:
     """Mean squared error of learners on the cells of [0, 1] that no training point hit.
 
-    [0, 1] is cut into ``num_cells`` equal cells. In each of ``reps`` repetitions a random
-    function is drawn, ``num_samples`` training points (default ``num_cells``) are drawn
-    uniformly, and one test point uniformly in every cell; the cells that contain no
-    training point are scored. ``target(key, x)`` receives all repetitions at once, x of
-    shape (reps, p), and returns the values (reps, p) of ``reps`` independent random
-    functions (row r of x goes to function r). Each learner ``learn(x_train, y_train,
-    x_test)`` (1-D arrays, x_train sorted) returns predictions at the test points.
+    [0, 1] is cut into ``num_cells`` equal cells. In each of ``reps`` repetitions a
+    random function is drawn, ``num_samples`` training points (default ``num_cells``)
+    are drawn uniformly, and one test point uniformly in every cell; the cells that
+    contain no training point are scored. ``target(key, x)`` receives all repetitions at
+    once, x of shape (reps, p), and returns the values (reps, p) of ``reps`` independent
+    random functions (row r of x goes to function r). Each learner ``learn(x_train,
+    y_train, x_test)`` (1-D arrays, x_train sorted) returns predictions at the test
+    points.
 
     Args:
         key: a JAX PRNG key.
@@ -120,9 +121,9 @@ def unseen_cell_errors(
 
     Returns:
         name -> :class:`lecturekit.stats.MeanEstimate` of the squared error on unseen
-        cells (the mean over repetitions of each repetition's mean over its unseen cells,
-        with the standard error of that mean; repetitions without an unseen cell are
-        skipped).
+        cells (the mean over repetitions of each repetition's mean over its unseen
+        cells, with the standard error of that mean; repetitions without an unseen cell
+        are skipped).
 
     Example:
         >>> def cells(k, x):   # N(0, 1) values on 8 cells, one function per row
@@ -161,7 +162,8 @@ def unseen_cell_errors(
     )
     if y.shape != (reps, n + m):
         raise ValueError(
-            f"target must return shape {(reps, n + m)} (one row per repetition), got {y.shape}"
+            f"target must return shape {(reps, n + m)} (one row per repetition), got "
+            f"{y.shape}"
         )
     errors = {name: [] for name in learners}
     for r in range(reps):
@@ -196,8 +198,8 @@ def _signs(signs: Any) -> np.ndarray:
 def zigzag(signs: ArrayLike, x: ArrayLike) -> np.ndarray:
     """The zigzag with slopes ``signs`` on a grid of step ``1/n``, evaluated at x.
 
-    ``g(0) = 0`` and ``g' = signs[k]`` on ``[k/n, (k + 1)/n]``, ``n = signs.shape[-1]``; a
-    1-Lipschitz function on [0, 1]. Leading axes of ``signs`` are kept (many zigzags).
+    ``g(0) = 0`` and ``g' = signs[k]`` on ``[k/n, (k + 1)/n]``, ``n = signs.shape[-1]``;
+    a 1-Lipschitz function on [0, 1]. Leading axes of ``signs`` are kept (many zigzags).
 
     Args:
         signs: (..., n) array of +1 and -1.
@@ -228,8 +230,9 @@ def zigzag_encode(values: ArrayLike) -> np.ndarray:
 
     ``values[..., k]`` is f(k/n), k = 0..n, with f(0) = 0. Starting from g(0) = 0 the
     rule steps towards the next value: ``s_k = +1`` if ``f((k + 1)/n) >= g(k/n)``, else
-    -1. If f is 1-Lipschitz then ``|g(k/n) - f(k/n)| <= 1/n`` at every grid point, and since
-    ``f - g`` is monotone on each cell (g has slope +-1, f slope in [-1, 1]) the bound holds
+    -1. If f is 1-Lipschitz then ``|g(k/n) - f(k/n)| <= 1/n`` at every grid point, and
+    since ``f - g`` is monotone on each cell (g has slope +-1, f slope in [-1, 1]) the
+    bound holds
     everywhere: the ``2^n`` zigzags cover the class with radius ``1/n``.
 
     Args:
@@ -272,20 +275,20 @@ def ellipsoid_entropy_bounds(
 
     The ellipsoid has semi-axes ``sigma_1 >= sigma_2 >= ...`` (``axes``, D of them) and,
     beyond them, coordinates of norm at most ``tail`` (``sigma_{D+1}``; 0 for a
-    D-dimensional ellipsoid). ``eps_n`` is the smallest radius of ``2^n`` balls that cover
-    it. For every ``k <= D``:
+    D-dimensional ellipsoid). ``eps_n`` is the smallest radius of ``2^n`` balls that
+    cover it. For every ``k <= D``:
 
     * lower: the balls cover the section E_k spanned by the first k axes, so comparing
       volumes, ``2^n eps^k >= sigma_1 ... sigma_k``: ``eps_n >= 2^(-n/k) (sigma_1 ...
       sigma_k)^(1/k)``; the bound is the largest over k.
     * upper: a maximal eps-separated subset of E_k is an eps-cover of E_k with at most
-      ``vol(E_k + (eps/2) B) / vol((eps/2) B) <= prod_j sqrt(2) sqrt(1 + 4 sigma_j^2 / eps^2)``
-      points (``E_k + r B`` lies in the ellipsoid of semi-axes ``sqrt(2 (sigma_j^2 + r^2))``,
-      by Cauchy-Schwarz); the rest of a point has norm at most ``sigma_{k+1}``, so
-      ``eps_n <= sqrt(eps^2 + sigma_{k+1}^2)`` for the smallest eps whose count is at most
-      ``2^n``; the bound is the smallest over k (and over eps on a log grid of ``grid``
-      points, so it is an upper bound, within a factor ``(4e3 sigma_1/sigma_D)^(1/grid)``
-      of the exact minimum).
+      ``vol(E_k + (eps/2) B) / vol((eps/2) B) <= prod_j sqrt(2) sqrt(1 + 4 sigma_j^2 /
+      eps^2)`` points (``E_k + r B`` lies in the ellipsoid of semi-axes ``sqrt(2
+      (sigma_j^2 + r^2))``, by Cauchy-Schwarz); the rest of a point has norm at most
+      ``sigma_{k+1}``, so ``eps_n <= sqrt(eps^2 + sigma_{k+1}^2)`` for the smallest eps
+      whose count is at most ``2^n``; the bound is the smallest over k (and over eps on
+      a log grid of ``grid`` points, so it is an upper bound, within a factor ``(4e3
+      sigma_1/sigma_D)^(1/grid)`` of the exact minimum).
 
     Args:
         axes: (D,) positive, non-increasing semi-axes.
@@ -331,7 +334,7 @@ def ellipsoid_entropy_bounds(
     return lower, upper
 
 
-# --------------------------------------------------------------------------- bits in a real
+# ----------------------------------------------------------------------- bits in a real
 
 
 def pack_bits(bits: Sequence[int], *, exact: bool = True) -> Fraction | float:
@@ -368,7 +371,8 @@ def pack_bits(bits: Sequence[int], *, exact: bool = True) -> Fraction | float:
 
 
 def unpack_bits(t: Fraction | float, n: int) -> list[int]:
-    """The first n binary digits of t in [0, 1), by doubling: ``b = floor(2t)``, ``t <- 2t - b``.
+    """The first n binary digits of t in [0, 1), by doubling: ``b = floor(2t)``, ``t <-
+    2t - b``.
 
     The inverse of :func:`pack_bits` in exact arithmetic. Each doubling is exact in
     float64 too, so a float returns the digits it stores: the first 53 at most (then 0).
@@ -407,13 +411,14 @@ def unpack_bits(t: Fraction | float, n: int) -> list[int]:
 def interpolation_network(
     values: ArrayLike,
 ) -> tuple[_nets.MLP, list[dict[str, jax.Array]]]:
-    """One hidden layer of ReLUs computing the piecewise-linear interpolant of ``values``.
+    """One hidden layer of ReLUs computing the piecewise-linear interpolant of
+    ``values``.
 
     The interpolant passes through ``(k/K, values[k])``, k = 0..K, and is
     ``values[0] + sum_k c_k relu(x - k/K)``, c_k the change of slope at k/K. It is a
-    :func:`lecturekit.nets.mlp` of widths (1, K, 1) in the standard parameterization, with
-    ``3K + 1`` parameters (the parameters of the scheme: the K + 1 values enter the outer
-    weights linearly).
+    :func:`lecturekit.nets.mlp` of widths (1, K, 1) in the standard parameterization,
+    with ``3K + 1`` parameters (the parameters of the scheme: the K + 1 values enter the
+    outer weights linearly).
 
     Args:
         values: (K + 1,) values at the knots, K >= 1.
@@ -443,7 +448,8 @@ def interpolation_network(
 def bit_extraction_network(
     signs: ArrayLike, num_cells: int, *, offset: float = 2.0
 ) -> tuple[_nets.MLP, list[dict[str, jax.Array]]]:
-    """A deep ReLU network that computes a zigzag by reading its slopes out of its weights.
+    """A deep ReLU network that computes a zigzag by reading its slopes out of its
+    weights.
 
     ``signs`` are the ``N M`` slopes of a zigzag g of step ``h = 1/(N M)`` (from
     :func:`zigzag_encode`), ``N = num_cells`` coarse cells of ``M`` fine steps each. The
@@ -451,24 +457,26 @@ def bit_extraction_network(
     ``P(x) + h R(v(x))`` with
 
     * ``P``: the piecewise-linear interpolant of g at the coarse knots ``j/N``;
-    * ``v(x)``: a local coordinate that runs through ``[0, M]`` on each cell (forwards on
-      even cells, backwards on odd ones, so that it is continuous), held at 0 or M on the
-      first eighth of a fine step of each cell;
-    * ``R``: the deviation of g from its chord on the current cell. The cell's slopes are
-      stored as the binary digits of one number ``t_j`` (plus a half of the last digit,
-      so that rounding cannot move a digit), and the network reads them one per block of
+    * ``v(x)``: a local coordinate that runs through ``[0, M]`` on each cell (forwards
+      on even cells, backwards on odd ones, so that it is continuous), held at 0 or M on
+      the first eighth of a fine step of each cell;
+    * ``R``: the deviation of g from its chord on the current cell. The cell's slopes
+      are stored as the binary digits of one number ``t_j`` (plus a half of the last
+      digit, so that rounding cannot move a digit), and the network reads them one per
+      block of
       two layers: ``b = clip(2^(M - k + 1)(t - 1/2) + 1/2, 0, 1)``, ``t <- 2t - b``, and
       adds ``h (2b - 1) (clip(v - k, 0, 1) - v / M)`` to its output, products of a digit
       and a number in [0, 1] being exact ReLU expressions (``b c = relu(c + b - 1)``).
 
-    Where v is held at 0 or M, R is 0 whatever digits are read, so the layers that switch
-    ``t`` from one cell's number to the next (ramps of width h/16) cannot leak into the
-    output. The network equals g up to ``h/4``: ``|net - g| <= h/4`` (v runs a little faster
-    than the true coordinate), hence ``|net - f| <= 5h/4`` when g encodes a 1-Lipschitz f.
-    The first layers hold O(N) weights, each digit block a constant number: about
-    ``14 N + 29 M`` nonzero parameters (:func:`nonzero_parameters`) for error O(1/(N M)).
-    The weights hold ``M + 1`` binary digits and the ramps slopes up to ``2^(M + 1)``; float64
-    computes the network exactly while ``M + log2(N) <= 50`` (checked).
+    Where v is held at 0 or M, R is 0 whatever digits are read, so the layers that
+    switch ``t`` from one cell's number to the next (ramps of width h/16) cannot leak
+    into the output. The network equals g up to ``h/4``: ``|net - g| <= h/4`` (v runs a
+    little faster than the true coordinate), hence ``|net - f| <= 5h/4`` when g encodes
+    a 1-Lipschitz f. The first layers hold O(N) weights, each digit block a constant
+    number: about ``14 N + 29 M`` nonzero parameters (:func:`nonzero_parameters`) for
+    error O(1/(N M)). The weights hold ``M + 1`` binary digits and the ramps slopes up
+    to ``2^(M + 1)``; float64 computes the network exactly while ``M + log2(N) <= 50``
+    (checked).
 
     Args:
         signs: (N M,) array of +1 and -1.
@@ -523,7 +531,8 @@ def bit_extraction_network(
     ramps = knots[1:]
     W1 = np.concatenate([np.ones(n_beta), np.full(N - 1, 1 / eta_t)])[None, :]
     b1 = np.concatenate([-beta, -ramps / eta_t])
-    # layer 2: V = v(x), Q = P(x) + offset, m_j = relu(1 - u_j) (1 before the ramp, 0 after)
+    # layer 2: V = v(x), Q = P(x) + offset, m_j = relu(1 - u_j) (1 before the ramp, 0
+    # after)
     speed = M / (H - eta_v)
     v_slope = np.zeros(n_beta)  # change of slope of v at each breakpoint
     p_slope = np.zeros(n_beta)
@@ -547,7 +556,8 @@ def bit_extraction_network(
     nin = 2 + N - 1
     WA = np.zeros((nin, 7))
     bA = np.zeros(7)
-    # p = relu(L (t - 1/2) + 1/2), q = relu(L (t - 1/2) - 1/2): t = code_{N-1}/scale - sum dcode m / scale
+    # p = relu(L (t - 1/2) + 1/2), q = relu(L (t - 1/2) - 1/2): t = code_{N-1}/scale -
+    # sum dcode m / scale
     for col, shift in ((0, 0.5), (1, -0.5)):
         WA[2:, col] = -dcode * (L0 / scale)
         bA[col] = L0 * (code[-1] / scale - 0.5) + shift
@@ -613,12 +623,13 @@ def nonzero_parameters(params: Any) -> int:
 
 
 def perturb_nonzero(params: Any, key: jax.Array, size: float) -> list:
-    """``params + size * u`` with u a random unit vector on the nonzero entries of params.
+    """``params + size * u`` with u a random unit vector on the nonzero entries of
+    params.
 
     The direction is uniform on the unit sphere of the nonzero weights and biases
-    (normalized Gaussian, from :func:`lecturekit.sampling.standard_normal`); zero entries
-    stay zero, so the network keeps its connections. The Euclidean size of the change is
-    ``size``.
+    (normalized Gaussian, from :func:`lecturekit.sampling.standard_normal`); zero
+    entries stay zero, so the network keeps its connections. The Euclidean size of the
+    change is ``size``.
 
     Args:
         params: a list of ``{"W", "b"}`` layer dicts.
@@ -699,10 +710,10 @@ def input_gradient_norms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array
 def parameter_gradient_norms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
     """``|grad_theta f(x_i)|`` over all weights and biases, from the backward pass.
 
-    For dense layer l with multipliers (mW, mb): ``|df/dW_l|^2 = mW^2 |h_{l-1}|^2 |delta_l|^2``
-    and ``|df/db_l|^2 = mb^2 |delta_l|^2``. Its largest value over the inputs is the local
-    Lipschitz constant of the map theta -> (f_theta(x_i))_i from l2 to the sup norm
-    (the square is the diagonal of the empirical tangent kernel).
+    For dense layer l with multipliers (mW, mb): ``|df/dW_l|^2 = mW^2 |h_{l-1}|^2
+    |delta_l|^2`` and ``|df/db_l|^2 = mb^2 |delta_l|^2``. Its largest value over the
+    inputs is the local Lipschitz constant of the map theta -> (f_theta(x_i))_i from l2
+    to the sup norm (the square is the diagonal of the empirical tangent kernel).
 
     Args:
         net: a scalar-output :func:`lecturekit.nets.mlp` network.
@@ -733,11 +744,12 @@ def parameter_gradient_norms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.A
 
 
 def jl_ratios(key: jax.Array, num_points: int, dim: int, count: int) -> np.ndarray:
-    """Distortion of ``count`` Gaussian maps on an orthonormal set of ``num_points`` vectors.
+    """Distortion of ``count`` Gaussian maps on an orthonormal set of ``num_points``
+    vectors.
 
     A Gaussian matrix G (dim x k, N(0, 1) entries) sends the orthonormal vectors
-    ``e_1..e_k`` to its columns. All distances ``|e_i - e_j|`` are equal, so the map keeps
-    every distance within a factor ``r`` (after scaling) iff
+    ``e_1..e_k`` to its columns. All distances ``|e_i - e_j|`` are equal, so the map
+    keeps every distance within a factor ``r`` (after scaling) iff
     ``max_{i<j} |g_i - g_j| / min_{i<j} |g_i - g_j| <= r``. This ratio is returned.
 
     Args:
@@ -768,13 +780,15 @@ def jl_ratios(key: jax.Array, num_points: int, dim: int, count: int) -> np.ndarr
 
 
 def jl_dimension_bound(num_points: int, ratio: float = 2.0) -> float:
-    """Dasgupta and Gupta's sufficient dimension for a map with distance ratio ``<= ratio``.
+    """Dasgupta and Gupta's sufficient dimension for a map with distance ratio ``<=
+    ratio``.
 
-    Their form of the lemma: for ``m >= 4 ln k / (eps^2/2 - eps^3/3)`` a (scaled) Gaussian map
-    has ``(1 - eps)|u - v|^2 <= |f(u) - f(v)|^2 <= (1 + eps)|u - v|^2`` on all pairs of k points
-    with positive probability. The ratio of largest to smallest distance factor is then
-    ``sqrt((1 + eps)/(1 - eps))``; ``eps = (r^2 - 1)/(r^2 + 1)`` makes it r. For r = 2,
-    ``eps = 3/5`` and the bound is ``37.04 ln k``, i.e. ``25.67 n`` for ``k = 2^n``.
+    Their form of the lemma: for ``m >= 4 ln k / (eps^2/2 - eps^3/3)`` a (scaled)
+    Gaussian map has ``(1 - eps)|u - v|^2 <= |f(u) - f(v)|^2 <= (1 + eps)|u - v|^2`` on
+    all pairs of k points with positive probability. The ratio of largest to smallest
+    distance factor is then ``sqrt((1 + eps)/(1 - eps))``; ``eps = (r^2 - 1)/(r^2 + 1)``
+    makes it r. For r = 2, ``eps = 3/5`` and the bound is ``37.04 ln k``, i.e. ``25.67
+    n`` for ``k = 2^n``.
 
     Args:
         num_points: k >= 2.
@@ -832,7 +846,8 @@ def lipschitz_constant(x: ArrayLike, y: ArrayLike, *, p: float = 2.0) -> float:
     ys = ys[:, None] if ys.ndim == 1 else ys
     if ys.shape[0] != xs.shape[0] or xs.shape[0] < 2:
         raise ValueError(
-            f"x and y need the same number >= 2 of points, got {xs.shape[0]} and {ys.shape[0]}"
+            f"x and y need the same number >= 2 of points, got {xs.shape[0]} and "
+            f"{ys.shape[0]}"
         )
     p = _check_p(p)
     i, j = np.triu_indices(xs.shape[0], 1)
@@ -851,12 +866,13 @@ def mcshane_extension(
     p: float = 2.0,
     lower: bool = False,
 ) -> np.ndarray:
-    """McShane's extension of scalar data: ``min_i (y_i + L |x - x_i|_p)`` (or the max form).
+    """McShane's extension of scalar data: ``min_i (y_i + L |x - x_i|_p)`` (or the max
+    form).
 
-    If the data are L-Lipschitz, this function agrees with them at the x_i, is L-Lipschitz
-    on the whole space (a minimum of L-Lipschitz functions), and is the largest such
-    extension; ``lower=True`` gives ``max_i (y_i - L |x - x_i|_p)``, the smallest. Any metric
-    works; here the l_p distance.
+    If the data are L-Lipschitz, this function agrees with them at the x_i, is
+    L-Lipschitz on the whole space (a minimum of L-Lipschitz functions), and is the
+    largest such extension; ``lower=True`` gives ``max_i (y_i - L |x - x_i|_p)``, the
+    smallest. Any metric works; here the l_p distance.
 
     Args:
         x_known: (k, d) points.
@@ -879,7 +895,8 @@ def mcshane_extension(
     xq = as_host_float_array(x_new, name="x_new", ndim=2)
     if ys.size != xs.shape[0]:
         raise ValueError(
-            f"y_known must have one value per point of x_known ({xs.shape[0]}), got {ys.size}"
+            f"y_known must have one value per point of x_known ({xs.shape[0]}), got "
+            f"{ys.size}"
         )
     if xq.shape[1] != xs.shape[1]:
         raise ValueError(
@@ -899,8 +916,8 @@ class KirszbraunPoint(NamedTuple):
         value: the point y of the target (shape (m,)) minimizing
             ``max_i |y - y_i| / (L |x - x_i|)``.
         ratio: that minimum: the extension keeps the constant L iff ``ratio <= 1`` (the
-            balls ``B(y_i, L |x - x_i|)`` have a common point). Kirszbraun's theorem says
-            ``ratio <= 1`` when domain and target are Euclidean.
+            balls ``B(y_i, L |x - x_i|)`` have a common point). Kirszbraun's theorem
+            says ``ratio <= 1`` when domain and target are Euclidean.
 
     Example:
         >>> pt = approximation.KirszbraunPoint(np.zeros(2), 0.5)
@@ -920,15 +937,17 @@ def kirszbraun_point(
     lipschitz: float | None = None,
     p: float = 2.0,
 ) -> KirszbraunPoint:
-    """Extend L-Lipschitz data ``x_i -> y_i`` to one more point: a common point of balls.
+    """Extend L-Lipschitz data ``x_i -> y_i`` to one more point: a common point of
+    balls.
 
-    A value y at x keeps the Lipschitz constant L iff ``|y - y_i|_2 <= L |x - x_i|_p`` for
-    every i: y must lie in all the balls ``B(y_i, L |x - x_i|_p)``. This function finds the
-    smallest factor ``t`` such that the balls scaled by t have a common point (a convex
-    problem, solved by SLSQP in the affine span of the y_i, where a best point lies:
-    projecting onto it brings y closer to every y_i). ``t <= 1`` means the extension
-    exists with the same constant; Kirszbraun's theorem guarantees it for Euclidean domain
-    and target (p = 2); other domain norms can need ``t > 1``.
+    A value y at x keeps the Lipschitz constant L iff ``|y - y_i|_2 <= L |x - x_i|_p``
+    for
+    every i: y must lie in all the balls ``B(y_i, L |x - x_i|_p)``. This function finds
+    the smallest factor ``t`` such that the balls scaled by t have a common point (a
+    convex problem, solved by SLSQP in the affine span of the y_i, where a best point
+    lies: projecting onto it brings y closer to every y_i). ``t <= 1`` means the
+    extension exists with the same constant; Kirszbraun's theorem guarantees it for
+    Euclidean domain and target (p = 2); other domain norms can need ``t > 1``.
 
     Args:
         x_known: (k, d) distinct points of the domain.
@@ -953,11 +972,13 @@ def kirszbraun_point(
     x = as_host_float_array(x_new, name="x_new", ndim=1)
     if ys.shape[0] != xs.shape[0]:
         raise ValueError(
-            f"y_known must have one row per point of x_known ({xs.shape[0]}), got {ys.shape[0]}"
+            f"y_known must have one row per point of x_known ({xs.shape[0]}), got "
+            f"{ys.shape[0]}"
         )
     if x.size != xs.shape[1]:
         raise ValueError(
-            f"x_new must have the {xs.shape[1]} entries of a point of x_known, got {x.size}"
+            f"x_new must have the {xs.shape[1]} entries of a point of x_known, got "
+            f"{x.size}"
         )
     p = _check_p(p)
     if lipschitz is None:

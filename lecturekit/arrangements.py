@@ -1,20 +1,21 @@
 r"""Cells of hyperplane arrangements, counted exactly.
 
 An arrangement is a finite set of affine hyperplanes
-:math:`H_j = \{x \in \mathbb R^d : \langle w_j, x\rangle + c_j = 0\}`, given as ``normals``
-(the rows :math:`w_j`, shape (n, d)) and ``offsets`` (the :math:`c_j`, shape (n,)). Its
-*cells* are the connected components of the complement of the union of the hyperplanes.
+:math:`H_j = \{x \in \mathbb R^d : \langle w_j, x\rangle + c_j = 0\}`, given as
+``normals`` (the rows :math:`w_j`, shape (n, d)) and ``offsets`` (the :math:`c_j`, shape
+(n,)). Its *cells* are the connected components of the complement of the union of the
+hyperplanes.
 Every count here is exact: the inputs are converted to :class:`fractions.Fraction`
-without rounding (a float64 number is a dyadic rational), and all arithmetic is rational.
-Hyperplanes with a zero normal are ignored; a repeated hyperplane counts once.
+without rounding (a float64 number is a dyadic rational), and all arithmetic is
+rational. Hyperplanes with a zero normal are ignored; a repeated hyperplane counts once.
 
-* :func:`general_position_cells` is the closed form :math:`\sum_{i \le d} \binom{n}{i}` for
-  hyperplanes in general position (Buck's count; Schlaefli's for central ones);
+* :func:`general_position_cells` is the closed form :math:`\sum_{i \le d} \binom{n}{i}`
+  for hyperplanes in general position (Buck's count; Schlaefli's for central ones);
 * :func:`count_cells` counts the cells geometrically (sign vectors of points placed next
   to every vertex);
-* :func:`characteristic_polynomial` and :func:`zaslavsky_cells` count them by Zaslavsky's
-  theorem, :math:`r = (-1)^d \chi(-1)`, with :math:`\chi` from Whitney's subset formula:
-  an independent second method.
+* :func:`characteristic_polynomial` and :func:`zaslavsky_cells` count them by
+  Zaslavsky's theorem, :math:`r = (-1)^d \chi(-1)`, with :math:`\chi` from Whitney's
+  subset formula: an independent second method.
 
 The linear regions of a one-hidden-layer ReLU network are the cells of its neurons'
 hyperplanes (:func:`lecturekit.regions.count_regions_2d_shallow`).
@@ -74,7 +75,8 @@ def _to_fraction_matrix(values: Any, *, name: str, ndim: int) -> list:
         for v in arr.ravel():
             if isinstance(v, bool) or not isinstance(v, (int, Fraction, np.integer)):
                 raise TypeError(
-                    f"an object array {name} must hold ints or Fractions, got {type(v).__name__}"
+                    f"an object array {name} must hold ints or Fractions, got "
+                    f"{type(v).__name__}"
                 )
     else:
         arr = np.asarray(as_float_array(values, name=name, ndim=ndim), dtype=np.float64)
@@ -140,8 +142,9 @@ def _row_basis(rows: list[list[Fraction]]) -> list[int]:
 
 
 def _distinct_planes(w: list, c: list) -> list[tuple[tuple, Any]]:
-    """The distinct hyperplanes with non-zero normal, each scaled so that its first non-zero
-    normal entry is 1 (then a repeated hyperplane, whatever its orientation, has the same key)."""
+    """The distinct hyperplanes with non-zero normal, each scaled so that its first
+    non-zero normal entry is 1 (then a repeated hyperplane, whatever its orientation,
+    has the same key)."""
     unique = {}
     for row, off in zip(w, c):
         lead = next((x for x in row if x != 0), None)
@@ -151,7 +154,9 @@ def _distinct_planes(w: list, c: list) -> list[tuple[tuple, Any]]:
 
 
 def _vertex_patterns(red: list, c: list, d: int) -> set:
-    """Sign vectors of the points v + eps u next to every vertex v (see :func:`count_cells`)."""
+    """Sign vectors of the points v + eps u next to every vertex v
+    (see :func:`count_cells`).
+    """
     n = len(red)
 
     def evaluate(point):
@@ -169,8 +174,10 @@ def _vertex_patterns(red: list, c: list, d: int) -> set:
             through = sum(1 for g in evaluate(v) if g == 0)
             if through > d:
                 raise ValueError(
-                    "count_cells handles degenerate arrangements (more than d hyperplanes "
-                    f"through one point) only in the plane; found {through} through one point in R^{d}"
+                    "count_cells handles degenerate arrangements (more than d "
+                    "hyperplanes "
+                    f"through one point) only in the plane; found {through} through "
+                    f"one point in R^{d}"
                 )
     patterns = set()
     signs = list(itertools.product((-1, 1), repeat=d))
@@ -197,21 +204,22 @@ def _vertex_patterns(red: list, c: list, d: int) -> set:
 
 
 def count_cells(normals: Any, offsets: Any) -> int:
-    r"""Exact number of cells (connected components of the complement) of an arrangement.
+    r"""Exact number of cells (connected components of the complement) of an
+    arrangement.
 
     The hyperplanes are :math:`\{x \in \mathbb R^d : \langle w_j, x\rangle + c_j = 0\}`.
     Entries are converted to ``Fraction`` exactly (or may be given as object arrays of
-    ``int``/``Fraction``). Hyperplanes with zero normal are ignored; repeated hyperplanes
-    count once.
+    ``int``/``Fraction``). Hyperplanes with zero normal are ignored; repeated
+    hyperplanes count once.
 
     Method (independent of Zaslavsky's theorem): restrict to the span of the normals; if
     the hyperplanes meet in vertices, every cell has a vertex in its closure, so every
     cell contains one of the points :math:`v + \varepsilon u`, where v is a vertex, u
     solves :math:`W_S u = s` for d hyperplanes S through v and a sign vector
     :math:`s \in \{-1, 1\}^d`, and :math:`\varepsilon` is (exactly) small enough that no
-    other hyperplane is crossed. The cells are the distinct sign vectors of those points.
-    Complete for every arrangement in the plane and for arrangements in general position
-    in any dimension (raises ``ValueError`` otherwise).
+    other hyperplane is crossed. The cells are the distinct sign vectors of those
+    points. Complete for every arrangement in the plane and for arrangements in general
+    position in any dimension (raises ``ValueError`` otherwise).
 
     Args:
         normals: (n, d) array of the normals :math:`w_j`.
@@ -251,21 +259,22 @@ def count_cells(normals: Any, offsets: Any) -> int:
 def characteristic_polynomial(
     normals: Any, offsets: Any, *, max_subsets: int = 2**20
 ) -> tuple[int, ...]:
-    r"""Coefficients :math:`(c_0, \dots, c_d)` of the characteristic polynomial of an arrangement.
+    r"""Coefficients :math:`(c_0, \dots, c_d)` of the characteristic polynomial of an
+    arrangement.
 
     :math:`\chi(t) = \sum_k c_k t^k` by Whitney's formula: the sum over the subsets S of
     hyperplanes with a non-empty common intersection of
     :math:`(-1)^{|S|}\, t^{\,d - \operatorname{rank} S}`, with rank S the rank of their
     normals (the empty set has rank 0). Exact ``Fraction`` arithmetic, as in
-    :func:`count_cells`; hyperplanes with zero normal are ignored. Subsets are enumerated
-    depth first; an empty intersection prunes all its supersets.
+    :func:`count_cells`; hyperplanes with zero normal are ignored. Subsets are
+    enumerated depth first; an empty intersection prunes all its supersets.
 
     Args:
         normals: (n, d) array of the normals.
         offsets: (n,) array of the offsets.
         max_subsets: raise ``ValueError`` after this many subsets with non-empty
-            intersection (the count is exponential for very degenerate arrangements, e.g.
-            many concurrent planes).
+            intersection (the count is exponential for very degenerate arrangements,
+            e.g. many concurrent planes).
 
     Returns:
         tuple[int, ...]: :math:`(c_0, \dots, c_d)`, lowest degree first.
@@ -306,11 +315,12 @@ def characteristic_polynomial(
 
 
 def zaslavsky_cells(normals: Any, offsets: Any) -> int:
-    r"""Number of cells of any arrangement by Zaslavsky's theorem: :math:`(-1)^d \chi(-1)`.
+    r"""Number of cells of any arrangement by Zaslavsky's theorem: :math:`(-1)^d
+    \chi(-1)`.
 
     :math:`\chi` is :func:`characteristic_polynomial` (Whitney's formula), d the ambient
-    dimension. Equivalently :math:`r = \sum_S (-1)^{|S| - \operatorname{rank} S}` over the
-    intersecting subsets S. For n hyperplanes in general position every S with
+    dimension. Equivalently :math:`r = \sum_S (-1)^{|S| - \operatorname{rank} S}` over
+    the intersecting subsets S. For n hyperplanes in general position every S with
     :math:`|S| \le d` intersects with rank :math:`|S|` and no larger S does, which gives
     :func:`general_position_cells`. Independent of :func:`count_cells`, which finds the
     cells geometrically.

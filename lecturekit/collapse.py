@@ -1,20 +1,22 @@
-"""Neural collapse (Papyan, Han and Donoho): the four NC measurements of last-layer features.
+"""Neural collapse (Papyan, Han and Donoho): the four NC measurements of last-layer
+features.
 
 Convention: features h_i in R^m (the input of the readout layer) of n training examples
-with labels y_i in {0..C-1}, a linear classifier f(h) = h W + b with W of shape (m, C) and
-b of shape (C,) (``nets.mlp``'s readout layer, ``params[-1]["W"]`` and ``["b"]``, times its
-forward multipliers). With class means mu_c, the global mean mu_G = mean of the mu_c
-(classes weighted equally) and the centred means M_c = mu_c - mu_G:
+with labels y_i in {0..C-1}, a linear classifier f(h) = h W + b with W of shape (m, C)
+and b of shape (C,) (``nets.mlp``'s readout layer, ``params[-1]["W"]`` and ``["b"]``,
+times its forward multipliers). With class means mu_c, the global mean mu_G = mean of
+the mu_c (classes weighted equally) and the centred means M_c = mu_c - mu_G:
 
-* NC1 = tr(Sigma_W Sigma_B^+) / C, Sigma_W = within-class covariance (over all examples),
-  Sigma_B = (1/C) sum_c M_c M_c^T; Sigma_B has rank <= C - 1 (sum_c M_c = 0), and its
-  pseudo-inverse is taken on its top C - 1 eigenpairs, in float64 (a pinv with a default
-  cutoff in float32 inverts rounding noise);
-* NC2: the cosines cos(M_c, M_c') for c != c' (a simplex equiangular tight frame has all of
-  them equal to -1/(C - 1)) and the coefficient of variation std/mean of the norms ||M_c||;
+* NC1 = tr(Sigma_W Sigma_B^+) / C, Sigma_W = within-class covariance (over all
+  examples), Sigma_B = (1/C) sum_c M_c M_c^T; Sigma_B has rank <= C - 1 (sum_c M_c = 0),
+  and its pseudo-inverse is taken on its top C - 1 eigenpairs, in float64 (a pinv with a
+  default cutoff in float32 inverts rounding noise);
+* NC2: the cosines cos(M_c, M_c') for c != c' (a simplex equiangular tight frame has all
+  of them equal to -1/(C - 1)) and the coefficient of variation std/mean of the norms
+  ||M_c||;
 * NC3 = || W^T/||W||_F - M/||M||_F ||_F (M: the C x m matrix of centred means);
-* NC4 = the fraction of examples whose classifier decision argmax_c f(h_i)_c differs from
-  the nearest class mean argmin_c ||h_i - mu_c||.
+* NC4 = the fraction of examples whose classifier decision argmax_c f(h_i)_c differs
+  from the nearest class mean argmin_c ||h_i - mu_c||.
 
 All are computed on the host in float64.
 """
@@ -130,7 +132,8 @@ def collapse_metrics(
     b = as_host_float_array(bias, name="bias", ndim=1)
     if w.shape != (h.shape[1], c) or b.shape != (c,):
         raise ValueError(
-            f"weight must have shape {(h.shape[1], c)} and bias {(c,)}, got {w.shape} and {b.shape}"
+            f"weight must have shape {(h.shape[1], c)} and bias {(c,)}, got {w.shape} "
+            f"and {b.shape}"
         )
     mu = np.stack([h[y == k].mean(axis=0) for k in range(c)])
     m = mu - mu.mean(axis=0)

@@ -1,41 +1,48 @@
-"""Signal propagation at initialization: variance and correlation maps, fixed points, criticality.
+"""Signal propagation at initialization: variance and correlation maps, fixed points,
+criticality.
 
 Convention (NTK parameterization; the functions take the stds ``w_std`` = sigma_w and
-``b_std`` = sigma_b, and the formulas below write C_w = w_std^2, C_b = b_std^2): a wide fully
-connected network propagates the covariance of the pre-activations of two inputs layer by layer,
+``b_std`` = sigma_b, and the formulas below write C_w = w_std^2, C_b = b_std^2): a wide
+fully connected network propagates the covariance of the pre-activations of two inputs
+layer by layer,
 
-    K^(l+1)_ab = C_b + C_w E[phi(u) phi(v)],  (u, v) ~ N(0, [[K_aa, K_ab], [K_ab, K_bb]]).
+    K^(l+1)_ab = C_b + C_w E[phi(u) phi(v)],  (u, v) ~ N(0, [[K_aa, K_ab], [K_ab,
+    K_bb]]).
 
 The diagonal (one input) is the *variance map*  K -> V(K) = C_b + C_w E_K[phi(z)^2],
-z ~ N(0, K). Its fixed points K* = V(K*) are the variances a deep network forgets its input
-into. Linearizing the three-dimensional map (K_aa, K_ab, K_bb) at K_aa = K_ab = K_bb = K*
-gives the two susceptibilities (Roberts, Yaida & Hanin 2022; Schoenholz et al. 2017)
+z ~ N(0, K). Its fixed points K* = V(K*) are the variances a deep network forgets its
+input into. Linearizing the three-dimensional map (K_aa, K_ab, K_bb) at K_aa = K_ab =
+K_bb = K* gives the two susceptibilities (Roberts, Yaida & Hanin 2022; Schoenholz et
+al. 2017)
 
-    chi_par(K)  = dV/dK = (C_w / 2) E_K[(phi^2)''(z)] = C_w E_K[phi'(z)^2 + phi(z) phi''(z)],
-    chi_perp(K) = dK^(l+1)_ab / dK^(l)_ab at K_ab = K_aa = K_bb = K  =  C_w E_K[phi'(z)^2].
+    chi_par(K)  = dV/dK = (C_w / 2) E_K[(phi^2)''(z)] = C_w E_K[phi'(z)^2 + phi(z)
+    phi''(z)], chi_perp(K) = dK^(l+1)_ab / dK^(l)_ab at K_ab = K_aa = K_bb = K  =  C_w
+    E_K[phi'(z)^2].
 
-The first equality for chi_par is the heat equation d/dK E_K[f] = (1/2) E_K[f''] (Gaussian
-integration by parts); the second is (phi^2)'' = 2 phi'^2 + 2 phi phi''. The second is Price's
-theorem d/dK_ab E[phi(u) phi(v)] = E[phi'(u) phi'(v)] evaluated at u = v.
+The first equality for chi_par is the heat equation d/dK E_K[f] = (1/2) E_K[f'']
+(Gaussian integration by parts); the second is (phi^2)'' = 2 phi'^2 + 2 phi phi''. The
+second is Price's theorem d/dK_ab E[phi(u) phi(v)] = E[phi'(u) phi'(v)] evaluated at u =
+v.
 
 The *correlation map* at a variance K (usually the fixed point) is
 
     c(rho) = (C_b + C_w E[phi(u) phi(v)]) / K,  u, v ~ N(0, K) with correlation rho,
 
-and its slope at rho = 1 is chi_perp(K): chi_perp < 1 (ordered phase) makes rho = 1 stable,
-so all inputs become alike with depth; chi_perp > 1 (chaotic phase) makes nearby inputs
-decorrelate; chi_perp = 1 is the edge of chaos. Criticality in the strict sense asks for
-chi_par = chi_perp = 1; on the edge of chaos with C_b > 0, chi_par(K*) < 1 (for tanh the two
-meet only at (C_b, C_w) = (0, 1)).
+and its slope at rho = 1 is chi_perp(K): chi_perp < 1 (ordered phase) makes rho = 1
+stable, so all inputs become alike with depth; chi_perp > 1 (chaotic phase) makes nearby
+inputs decorrelate; chi_perp = 1 is the edge of chaos. Criticality in the strict sense
+asks for chi_par = chi_perp = 1; on the edge of chaos with C_b > 0, chi_par(K*) < 1 (for
+tanh the two meet only at (C_b, C_w) = (0, 1)).
 
-These maps are the NNGP step of :mod:`lecturekit.kernels` (the one layer-to-layer recursion
-of lecturekit) with the Gaussian expectations of :mod:`lecturekit.gaussian`: closed forms for
-"relu", "erf" and "identity", the Gauss-Hermite rule otherwise (one-dimensional on the
-diagonal, a tensor rule for two inputs). All maps here are pure jnp functions (jit, vmap and
-lax.scan friendly) once the arguments have been validated by the public wrappers. The inner
-maps are jitted with the dual activation static, so repeated public calls with arrays of one shape
-compile once (an eager 2-D quadrature would recompile its ``lax.map`` on every call); the
-validation of concrete inputs uses NumPy, which compiles nothing.
+These maps are the NNGP step of :mod:`lecturekit.kernels` (the one layer-to-layer
+recursion of lecturekit) with the Gaussian expectations of :mod:`lecturekit.gaussian`:
+closed forms for "relu", "erf" and "identity", the Gauss-Hermite rule otherwise
+(one-dimensional on the diagonal, a tensor rule for two inputs). All maps here are pure
+jnp functions (jit, vmap and lax.scan friendly) once the arguments have been validated
+by the public wrappers. The inner maps are jitted with the dual activation static, so
+repeated public calls with arrays of one shape compile once (an eager 2-D quadrature
+would recompile its ``lax.map`` on every call); the validation of concrete inputs uses
+NumPy, which compiles nothing.
 """
 
 from __future__ import annotations
@@ -94,7 +101,9 @@ _SQRT2 = 2**0.5
 
 
 def _weight_variances(w_std, b_std, *, arrays: bool = False):
-    """(C_W, C_B) = (w_std^2, b_std^2), validated (arrays >= 0 when ``arrays``, else floats)."""
+    """(C_W, C_B) = (w_std^2, b_std^2), validated (arrays >= 0 when ``arrays``, else
+    floats).
+    """
 
     def one(std, name):
         if std is None:
@@ -130,10 +139,12 @@ def variance_map(
     b_std: float = _ZERO,
     nodes: int = DEFAULT_NODES,
 ) -> jax.Array:
-    """V(K) = b_std^2 + w_std^2 E_K[phi(z)^2], z ~ N(0, K): one layer of the NNGP on the diagonal.
+    """V(K) = b_std^2 + w_std^2 E_K[phi(z)^2], z ~ N(0, K): one layer of the NNGP on the
+    diagonal.
 
     The diagonal of the kernel recursion of :mod:`lecturekit.kernels` (closed forms for
-    relu, erf, identity; a one-dimensional Gauss-Hermite rule with ``nodes`` nodes otherwise).
+    relu, erf, identity; a one-dimensional Gauss-Hermite rule with ``nodes`` nodes
+    otherwise).
 
     Args:
         variance: pre-activation variances K >= 0, any shape.
@@ -222,11 +233,13 @@ def fixed_point(
 ) -> jax.Array:
     """The fixed point K* = V(K*) reached by iterating the variance map from ``k0``.
 
-    Returns K^(iterations) (elementwise over broadcast ``w_std``, ``b_std``, ``k0``). Away
-    from criticality the iteration converges geometrically (rate chi_par(K*)); at a critical
-    point with K* = 0 (tanh at sigma_b = 0, sigma_w = 1) it converges only like 1/(2 l), so
-    the returned value is then ~ 1/(2 iterations), not 0. ReLU with b_std = 0 has no unique
-    fixed point: K -> (w_std^2 / 2) K. Use :func:`variance_trajectory` to see the approach.
+    Returns K^(iterations) (elementwise over broadcast ``w_std``, ``b_std``, ``k0``).
+    Away from criticality the iteration converges geometrically (rate chi_par(K*)); at a
+    critical point with K* = 0 (tanh at sigma_b = 0, sigma_w = 1) it converges only like
+    1/(2 l), so the returned value is then ~ 1/(2 iterations), not 0. ReLU with b_std =
+    0 has no unique
+    fixed point: K -> (w_std^2 / 2) K. Use :func:`variance_trajectory` to see the
+    approach.
 
     Args:
         activation: a name of :mod:`lecturekit.activations`.
@@ -274,10 +287,12 @@ def chi_parallel(
     w_std: ArrayLike | None = None,
     nodes: int = DEFAULT_NODES,
 ) -> jax.Array:
-    """chi_par(K) = (C_W/2) E_K[(phi^2)''] = C_W E_K[phi'^2 + phi phi''] = dV/dK, C_W = w_std^2.
+    """chi_par(K) = (C_W/2) E_K[(phi^2)''] = C_W E_K[phi'^2 + phi phi''] = dV/dK, C_W =
+    w_std^2.
 
-    (Erratum: the classic notes write (1/2) d^2 phi instead of (1/2) d^2 (phi^2).) For ReLU
-    phi'' = 0 away from 0 and the formula gives C_W / 2, the slope of V(K) = C_W K / 2.
+    (Erratum: the classic notes write (1/2) d^2 phi instead of (1/2) d^2 (phi^2).) For
+    ReLU phi'' = 0 away from 0 and the formula gives C_W / 2, the slope of V(K) = C_W K
+    / 2.
 
     Args:
         variance: variances K >= 0.
@@ -307,7 +322,8 @@ def chi_perp(
     w_std: ArrayLike | None = None,
     nodes: int = DEFAULT_NODES,
 ) -> jax.Array:
-    """chi_perp(K) = w_std^2 E_K[phi'(z)^2], z ~ N(0, K): the slope of the correlation map at rho = 1.
+    """chi_perp(K) = w_std^2 E_K[phi'(z)^2], z ~ N(0, K): the slope of the correlation
+    map at rho = 1.
 
     Args:
         variance: variances K >= 0.
@@ -354,11 +370,12 @@ def covariance_map(
     b_std: float = _ZERO,
     nodes: int = PAIR_NODES,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """One layer of the NNGP recursion for two inputs: (K_aa, K_ab, K_bb) -> the next layer's.
+    """One layer of the NNGP recursion for two inputs: (K_aa, K_ab, K_bb) -> the next
+    layer's.
 
-    K'_xy = b_std^2 + w_std^2 E[phi(u_x) phi(u_y)] with (u_a, u_b) ~ N(0, [[k11, k12], [k12,
-    k22]]): the step of :mod:`lecturekit.kernels` without the NTK. Closed forms for relu,
-    erf, identity; a ``nodes`` x ``nodes`` Gauss-Hermite rule otherwise.
+    K'_xy = b_std^2 + w_std^2 E[phi(u_x) phi(u_y)] with (u_a, u_b) ~ N(0, [[k11, k12],
+    [k12, k22]]): the step of :mod:`lecturekit.kernels` without the NTK. Closed forms
+    for relu, erf, identity; a ``nodes`` x ``nodes`` Gauss-Hermite rule otherwise.
 
     Args:
         k11: variances of the first input.
@@ -402,7 +419,8 @@ def correlation_map(
     b_std: float = _ZERO,
     nodes: int = PAIR_NODES,
 ) -> jax.Array:
-    """c(rho) = (b_std^2 + w_std^2 E[phi(u) phi(v)]) / V(K) for u, v ~ N(0, K) of correlation rho.
+    """c(rho) = (b_std^2 + w_std^2 E[phi(u) phi(v)]) / V(K) for u, v ~ N(0, K) of
+    correlation rho.
 
     At the fixed point K = K* the denominator V(K*) equals K*, and c(1) = 1; the slope
     dc/drho at rho = 1 is chi_perp(K*).
@@ -498,15 +516,16 @@ def critical_weight_variance(
     nodes: int = DEFAULT_NODES,
     xtol: float = 1e-10,
 ) -> float:
-    """The weight variance C_W = w_std^2 at which chi_perp(K*) = 1, given b_std (Brent's method).
+    """The weight variance C_W = w_std^2 at which chi_perp(K*) = 1, given b_std (Brent's
+    method).
 
-    This is the edge of chaos; chi_par(K*) is generally below 1 there (strict criticality,
-    chi_par = chi_perp = 1, holds for tanh only at b_std = 0).
+    This is the edge of chaos; chi_par(K*) is generally below 1 there (strict
+    criticality, chi_par = chi_perp = 1, holds for tanh only at b_std = 0).
 
     K* is the fixed point reached by iterating the variance map from K = 1. ``bracket``
     (of weight variances) must contain the answer (chi_perp - 1 changes sign on it). For
-    tanh at b_std = 0 the answer is C_W = 1 (where K* = 0 and phi'(0)^2 C_W = 1); erf has
-    phi'(0)^2 = 4/pi, so its answer is pi/4.
+    tanh at b_std = 0 the answer is C_W = 1 (where K* = 0 and phi'(0)^2 C_W = 1); erf
+    has phi'(0)^2 = 4/pi, so its answer is pi/4.
 
     Args:
         activation: a name of :mod:`lecturekit.activations`.
@@ -543,7 +562,8 @@ def critical_weight_variance(
         raise ValueError(f"bracket must satisfy lo < hi, got {bracket}")
     iterations = check_positive_int(iterations, name="iterations")
     xtol = check_real(xtol, name="xtol", positive=True)
-    # the map is evaluated in the default float dtype: below its rounding the root is noise
+    # the map is evaluated in the default float dtype: below its rounding the root is
+    # noise
     warn_if_below_precision(xtol, float_dtype(), name="xtol", scale=hi)
 
     def excess(c_w: float) -> float:
@@ -555,7 +575,8 @@ def critical_weight_variance(
     f_lo, f_hi = excess(lo), excess(hi)
     if f_lo * f_hi > 0:
         raise ValueError(
-            f"bracket {bracket} does not contain the critical C_W (chi_perp - 1 = {f_lo:.3g} and {f_hi:.3g})"
+            f"bracket {bracket} does not contain the critical C_W (chi_perp - 1 = "
+            f"{f_lo:.3g} and {f_hi:.3g})"
         )
     return float(scipy.optimize.brentq(excess, lo, hi, xtol=xtol))
 
@@ -569,14 +590,17 @@ def correlation_slope(
     b_std: float = _ZERO,
     nodes: int = PAIR_NODES,
 ) -> jax.Array:
-    """dc/drho of the correlation map :func:`correlation_map` at (rho, K = ``variance``).
+    """dc/drho of the correlation map :func:`correlation_map` at (rho, K =
+    ``variance``).
 
     With u, v ~ N(0, K) of correlation rho, Price's theorem gives
     dc/drho = C_W K E[phi'(u) phi'(v)] / V(K), C_W = w_std^2. At a fixed point K = K*:
 
-    * at rho = 1 it is chi_perp(K*), the rate at which 1 - rho_l -> 0 in the ordered phase;
-    * at the fixed point rho* < 1 of the chaotic phase it is the rate of rho_l - rho* -> 0,
-      and the correlation depth scale there is -1 / ln c'(rho*) (Schoenholz et al. 2017).
+    * at rho = 1 it is chi_perp(K*), the rate at which 1 - rho_l -> 0 in the ordered
+      phase;
+    * at the fixed point rho* < 1 of the chaotic phase it is the rate of rho_l - rho* ->
+      0, and the correlation depth scale there is -1 / ln c'(rho*) (Schoenholz et al.
+      2017).
 
     Args:
         rho: correlations in [-1, 1].
@@ -623,12 +647,14 @@ def layer_mean_squares(
     v_hidden: float,
     activation: str = "relu",
 ) -> tuple[jax.Array, jax.Array]:
-    """Layer averages of ``count`` random bias-free networks at the input x = (1, ..., 1).
+    """Layer averages of ``count`` random bias-free networks at the input x = (1, ...,
+    1).
 
     Network: z^(1) = sqrt(v_first / n0) W^(1) x and z^(l+1) = sqrt(v_hidden / width)
-    W^(l+1) phi(z^(l)), all hidden widths ``width``, W entries i.i.d. N(0, 1). So v_first and
-    v_hidden are V_w * fan_in: C_w for fan-in scaling, the fan-in itself for N(0, 1) weights.
-    Since ||x||^2 / n0 = 1, the first layer has K^(1) = v_first.
+    W^(l+1) phi(z^(l)), all hidden widths ``width``, W entries i.i.d. N(0, 1). So
+    v_first and
+    v_hidden are V_w * fan_in: C_w for fan-in scaling, the fan-in itself for N(0, 1)
+    weights. Since ||x||^2 / n0 = 1, the first layer has K^(1) = v_first.
 
     Given layer l, E[z_sq[:, l] | layer l] = v_hidden * phi_sq[:, l - 1] exactly.
 
@@ -643,8 +669,8 @@ def layer_mean_squares(
         activation: a name of :mod:`lecturekit.activations`.
 
     Returns:
-        (z_sq, phi_sq), each of shape (count, depth): z_sq[:, l - 1] = (1/n) ||z^(l)||^2 and
-        phi_sq[:, l - 1] = (1/n) ||phi(z^(l))||^2, one row per network.
+        (z_sq, phi_sq), each of shape (count, depth): z_sq[:, l - 1] = (1/n) ||z^(l)||^2
+        and phi_sq[:, l - 1] = (1/n) ||phi(z^(l))||^2, one row per network.
 
     Example:
         >>> from lecturekit import criticality
@@ -674,8 +700,9 @@ def _layer_mean_squares(key, v_first, v_hidden, n0, width, depth, count, act):
 
 
 def _layer_mean_squares_from(draws, v_first, v_hidden, n0, width, depth, act):
-    """The networks of :func:`layer_mean_squares` from their weights, one row of draws each:
-    W^(1) (width x n0, row-major) first, then W^(2), ..., W^(depth) (width x width)."""
+    """The networks of :func:`layer_mean_squares` from their weights, one row of draws
+    each: W^(1) (width x n0, row-major) first, then W^(2), ..., W^(depth) (width x
+    width)."""
     count = draws.shape[0]
     w_first = draws[:, : width * n0].reshape(count, width, n0)
     w_hidden = draws[:, width * n0 :].reshape(count, depth - 1, width, width)
@@ -694,7 +721,9 @@ def _layer_mean_squares_from(draws, v_first, v_hidden, n0, width, depth, act):
 
 
 def _sqrt_psd(k: jax.Array) -> jax.Array:
-    """S with S S^T = k for a symmetric PSD k (eigendecomposition: works when k is singular)."""
+    """S with S S^T = k for a symmetric PSD k (eigendecomposition: works when k is
+    singular).
+    """
     lam, u = jnp.linalg.eigh(k)
     return u * jnp.sqrt(jnp.clip(lam, 0.0))
 
@@ -711,18 +740,21 @@ def sample_network_kernels(
     w_std: float = _SQRT2,
     b_std: float = _ZERO,
 ) -> tuple[jax.Array, jax.Array]:
-    """Exact Monte Carlo of ``count`` random networks (NTK parameterization) at the inputs x.
+    """Exact Monte Carlo of ``count`` random networks (NTK parameterization) at the
+    inputs x.
 
-    With C_W = w_std^2 and C_B = b_std^2 (defaults: sqrt(2) and 0, He-ReLU): the network has
-    K_hat^(1) = C_B + C_W x x^T / n0, hidden widths ``width``, ``depth`` hidden layers.
-    Given layer l, the neurons z^(l+1)_i = (z^(l+1)_{i, alpha})_alpha, i = 1..n, are i.i.d.
-    N(0, K_hat^(l+1)) with K_hat^(l+1) = C_B + (C_W / n) phi(z^(l)) phi(z^(l))^T (each neuron
-    uses its own row of Gaussian weights), so drawing them layer by layer from these Gaussians
-    has exactly the law of the network at the k inputs, with O(k n) numbers per layer, not n^2.
+    With C_W = w_std^2 and C_B = b_std^2 (defaults: sqrt(2) and 0, He-ReLU): the network
+    has K_hat^(1) = C_B + C_W x x^T / n0, hidden widths ``width``, ``depth`` hidden
+    layers. Given layer l, the neurons z^(l+1)_i = (z^(l+1)_{i, alpha})_alpha, i = 1..n,
+    are i.i.d. N(0, K_hat^(l+1)) with K_hat^(l+1) = C_B + (C_W / n) phi(z^(l))
+    phi(z^(l))^T (each neuron uses its own row of Gaussian weights), so drawing them
+    layer by layer from these Gaussians has exactly the law of the network at the k
+    inputs, with O(k n) numbers per layer, not n^2.
 
-    Every layer draws ``max_width`` (default ``width``) neurons and uses the first ``width``,
-    so one compilation serves all widths up to ``max_width``. Draws are float32 (their
-    rounding, 1e-7 relative, is far below any Monte Carlo error); products are float64.
+    Every layer draws ``max_width`` (default ``width``) neurons and uses the first
+    ``width``, so one compilation serves all widths up to ``max_width``. Draws are
+    float32 (their rounding, 1e-7 relative, is far below any Monte Carlo error);
+    products are float64.
 
     Args:
         key: a ``jax.random`` key.
@@ -736,11 +768,11 @@ def sample_network_kernels(
         b_std: bias std sigma_b.
 
     Returns:
-        (zz, k_hat), both of shape (count, depth, k, k): zz[:, l] = (1/n) z^(l+1) z^(l+1)^T
-        (the layer average of hidden layer l + 1) and k_hat[:, l] = C_B + C_W phi(z^(l+1))
-        phi(z^(l+1))^T / n, the covariance of the next layer given the first l + 1 (the
-        output covariance of the network cut after l + 1 hidden layers, readout with the
-        same w_std, b_std).
+        (zz, k_hat), both of shape (count, depth, k, k): zz[:, l] = (1/n) z^(l+1)
+        z^(l+1)^T (the layer average of hidden layer l + 1) and k_hat[:, l] = C_B + C_W
+        phi(z^(l+1)) phi(z^(l+1))^T / n, the covariance of the next layer given the
+        first l + 1 (the output covariance of the network cut after l + 1 hidden layers,
+        readout with the same w_std, b_std).
 
     Example:
         >>> from lecturekit import criticality
@@ -791,12 +823,13 @@ def _sample_network_kernels(key, x, width, c_w, c_b, depth, count, max_width, ac
 
 
 def relu_layer_factor_moments(width: int, orders: int = 4) -> np.ndarray:
-    """E[X^k], k = 1..orders, of the layer factor X = 2 chi^2_B / n, B ~ Bin(n, 1/2), n = width.
+    """E[X^k], k = 1..orders, of the layer factor X = 2 chi^2_B / n, B ~ Bin(n, 1/2),
+    n = width.
 
-    For a He-ReLU network (C_w = 2, C_b = 0) at one input, K_hat^(l+1) = K_hat^(l) X_l with
-    X_l i.i.d. (B is the number of active neurons and the sum of their relu^2 is chi^2_B given
-    B). Exact: E[X^k] = (2/n)^k E[B (B + 2) ... (B + 2k - 2)]. In particular E[X] = 1 and
-    E[X^2] = 1 + 5/n.
+    For a He-ReLU network (C_w = 2, C_b = 0) at one input, K_hat^(l+1) = K_hat^(l) X_l
+    with X_l i.i.d. (B is the number of active neurons and the sum of their relu^2 is
+    chi^2_B given B). Exact: E[X^k] = (2/n)^k E[B (B + 2) ... (B + 2k - 2)]. In
+    particular E[X] = 1 and E[X^2] = 1 + 5/n.
 
     Args:
         width: hidden width n.
@@ -823,11 +856,13 @@ def relu_layer_factor_moments(width: int, orders: int = 4) -> np.ndarray:
 
 
 def relu_output_excess_kurtosis(width: ArrayLike, depth: int) -> np.ndarray:
-    """Excess kurtosis 3((1 + 5/n)^L - 1) of the output of a He-ReLU network at one input.
+    """Excess kurtosis 3((1 + 5/n)^L - 1) of the output of a He-ReLU network at one
+    input.
 
-    n = ``width`` (all L = ``depth`` hidden layers), C_w = 2, C_b = 0 in every layer: f is
-    N(0, K_hat^(L+1)) given the hidden layers, so its excess kurtosis is
-    3 Var(K_hat) / E[K_hat]^2 = 3 (E[X^2]^L - 1) (see :func:`relu_layer_factor_moments`).
+    n = ``width`` (all L = ``depth`` hidden layers), C_w = 2, C_b = 0 in every layer: f
+    is N(0, K_hat^(L+1)) given the hidden layers, so its excess kurtosis is
+    3 Var(K_hat) / E[K_hat]^2 = 3 (E[X^2]^L - 1)
+    (see :func:`relu_layer_factor_moments`).
 
     Args:
         width: widths n (array, >= 1).
@@ -851,13 +886,14 @@ def relu_output_excess_kurtosis(width: ArrayLike, depth: int) -> np.ndarray:
 def relu_output_mixture(
     key: jax.Array, width: int, *, depth: int = 3, count: int = 20_000, k1: float = 2.0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """f(x) and K_hat^(L+1) of ``count`` He-ReLU networks at one input, drawn from their exact law.
+    """f(x) and K_hat^(L+1) of ``count`` He-ReLU networks at one input, drawn from their
+    exact law.
 
-    L = ``depth`` hidden layers of ``width`` neurons, C_w = 2, C_b = 0 everywhere, first-layer
-    variance K^(1) = ``k1``. Per layer B ~ Bin(n, 1/2) neurons are active and the sum of their
-    relu^2 is chi^2_B (0 if B = 0); f ~ N(0, K_hat^(L+1)) given the layers. All are drawn by
-    inverting their CDFs (scipy.stats) at uniforms from ``key``: exact, and it compiles no
-    sampler.
+    L = ``depth`` hidden layers of ``width`` neurons, C_w = 2, C_b = 0 everywhere,
+    first-layer variance K^(1) = ``k1``. Per layer B ~ Bin(n, 1/2) neurons are active
+    and the sum of their relu^2 is chi^2_B (0 if B = 0); f ~ N(0, K_hat^(L+1)) given the
+    layers. All are drawn by inverting their CDFs (scipy.stats) at uniforms from
+    ``key``: exact, and it compiles no sampler.
 
     Args:
         key: a ``jax.random`` key.
@@ -893,8 +929,8 @@ def relu_output_mixture(
 
 
 def _check_correlation_args(rho, variance, activation, w_std, b_std, nodes):
-    """Validated (dual, rho, variance broadcast together, C_W, C_B) of the correlation map and
-    its slope; rho is clipped to [-1, 1] after the range check."""
+    """Validated (dual, rho, variance broadcast together, C_W, C_B) of the correlation
+    map and its slope; rho is clipped to [-1, 1] after the range check."""
     dual = _gaussian.dual_fn(
         activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
     )

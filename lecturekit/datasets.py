@@ -1,8 +1,8 @@
 """Small synthetic data sets for the experiments of the book.
 
-Conventions. Inputs are rows of an array x of shape (n, d) normalized like the input kernel
-of :func:`lecturekit.nets.mlp`, x.x / d = 1 (points on the sphere of radius sqrt(d)); class
-labels are one-hot rows of shape (n, classes).
+Conventions. Inputs are rows of an array x of shape (n, d) normalized like the input
+kernel of :func:`lecturekit.nets.mlp`, x.x / d = 1 (points on the sphere of radius
+sqrt(d)); class labels are one-hot rows of shape (n, classes).
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ __all__ = ["synthetic_classes"]
 def synthetic_classes(
     key: jax.Array, n: int, d: int, classes: int, *, noise: float = 0.5
 ) -> tuple[jax.Array, jax.Array]:
-    """n points in R^d from ``classes`` Gaussian clusters, on the sphere of radius sqrt(d).
+    """n points in R^d from ``classes`` Gaussian clusters, on the sphere of radius
+    sqrt(d).
 
     Labels are balanced (i mod classes); x = normalize(mu_y + noise * xi) * sqrt(d) with
-    class means mu_c uniform on the unit sphere and xi ~ N(0, I/d), so x.x/d = 1. The normal
-    draws come from :func:`lecturekit.sampling.standard_normal`.
+    class means mu_c uniform on the unit sphere and xi ~ N(0, I/d), so x.x/d = 1. The
+    normal draws come from :func:`lecturekit.sampling.standard_normal`.
 
     Args:
         key: a JAX PRNG key.

@@ -1,8 +1,8 @@
 """Bayesian interpolation with a deep linear prior (Chapter 10; Hanin and Zlokapa).
 
 Prior: ``theta = sigma * W^(L+1) ... W^(1)`` with widths ``(n0, n1, ..., nL, 1)`` and
-``W^(l)`` of i.i.d. ``N(0, 1/n_{l-1})`` entries; ``sigma2 = sigma^2`` is an overall prior
-scale (``L = 0`` is the Gaussian prior ``N(0, sigma2 I / n0)`` of the NNGP limit).
+``W^(l)`` of i.i.d. ``N(0, 1/n_{l-1})`` entries; ``sigma2 = sigma^2`` is an overall
+prior scale (``L = 0`` is the Gaussian prior ``N(0, sigma2 I / n0)`` of the NNGP limit).
 Data: ``P`` noise-free equations ``X theta = Y``, ``X`` of shape ``(P, n0)`` and rank
 ``P < n0``. The posterior is the prior restricted to the affine solution set.
 
@@ -11,17 +11,18 @@ Conventions and results (derived in Chapter 10, checked there and in the tests):
 * ``theta_par = X^T (X X^T)^{-1} Y`` (the minimum-norm solution, in the row space of X),
   ``a = ||theta_par||^2`` and ``k = n0 - P``. Every solution is ``theta_par + r u`` with
   ``u`` a unit vector of the null space of X and ``r = ||theta_perp||``.
-* The prior density of theta depends on ``s = ||theta||^2`` only; if ``p_S`` is the density
-  of ``s``, the density of theta is ``const * p_S(s) * s^{(2 - n0)/2}``. Restricted to the
-  solution set, in polar coordinates of the ``k``-dimensional null space, ``u`` is uniform
-  on its sphere and independent of ``r``, and
+* The prior density of theta depends on ``s = ||theta||^2`` only; if ``p_S`` is the
+  density of ``s``, the density of theta is ``const * p_S(s) * s^{(2 - n0)/2}``.
+  Restricted to the solution set, in polar coordinates of the ``k``-dimensional null
+  space, ``u`` is uniform on its sphere and independent of ``r``, and
   ``p(r | data) ∝ p_S(a + r^2) (a + r^2)^{(2 - n0)/2} r^{k - 1}``
   (:func:`norm_posterior`). Here ``s / sigma2`` has the law of
   ``prod_{k=0}^{L} chi2_{n_k} / n_k``, whose log-density :func:`log_norm_density`
   computes by numerical convolution.
 * The prediction ``f(x) = theta . x`` has posterior mean ``theta_par . x`` and variance
   ``||x_perp||^2 E[r^2] / k`` (``x_perp``: the part of x in the null space), because
-  ``E[(u . v)^2] = ||v||^2 / k`` for u uniform on the unit sphere of a k-dimensional space.
+  ``E[(u . v)^2] = ||v||^2 / k`` for u uniform on the unit sphere of a k-dimensional
+  space.
 * Given the hidden layers, ``theta`` is Gaussian ``N(0, sigma2 H I / n0)`` with
   ``H = ||W^(L+1) ... W^(2)||^2``: the exact sampler :func:`sample_posterior` and the
   evidence :func:`log_evidence` use this scale mixture.
@@ -88,7 +89,8 @@ class LogDensity(NamedTuple):
 
 
 def _log_factor(y: np.ndarray, n: int) -> np.ndarray:
-    # density of log(chi2_n / n): chi2_n / n ~ Gamma(n/2, scale 2/n), times the Jacobian e^y
+    # density of log(chi2_n / n): chi2_n / n ~ Gamma(n/2, scale 2/n), times the Jacobian
+    # e^y
     k = n / 2
     return k * np.log(k) + k * y - k * np.exp(y) - scipy.special.gammaln(k)
 
@@ -100,9 +102,9 @@ def log_norm_density(widths: Sequence[int], *, points_per_sd: int = 40) -> LogDe
     ``exp((n/2) log(n/2) + (n/2) y - (n/2) e^y) / Gamma(n/2)``; it is tabulated on a
     common grid of spacing ``h = min_k sd_k / points_per_sd`` (``sd_k^2 = psi'(n_k/2)``)
     over a range outside which it is below ``e^-35`` of its peak, and the tables are
-    convolved with FFTs (trapezoid rule, error ``O(h^2)``). Values below ``1e-15`` of the
-    peak (the FFT's rounding floor) are set to 0, so a moment carried by the far tail, such
-    as ``E S`` when ``sum_k 1/n_k`` is of order 20, comes out too small. With
+    convolved with FFTs (trapezoid rule, error ``O(h^2)``). Values below ``1e-15`` of
+    the peak (the FFT's rounding floor) are set to 0, so a moment carried by the far
+    tail, such as ``E S`` when ``sum_k 1/n_k`` is of order 20, comes out too small. With
     ``widths = (n0, ..., nL)`` it is the density of ``log ||theta||^2`` of a deep linear
     network (:func:`lecturekit.random_matrices.product_vectors`).
 
@@ -191,7 +193,8 @@ def interpolation(x_data: ArrayLike, y: ArrayLike) -> Interpolation:
 
 
 class NormPosterior(NamedTuple):
-    """The posterior of ``r = ||theta_perp||`` under a deep linear prior (:func:`norm_posterior`).
+    """The posterior of ``r = ||theta_perp||`` under a deep linear prior
+    (:func:`norm_posterior`).
 
     Attributes:
         r: increasing grid of r values (log-spaced).
@@ -233,7 +236,8 @@ def _radial(
 def _mixture(
     hidden: tuple[int, ...], a: float, P: int, n0: int, k: int, s2: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    # p(ell) = int p(t | data) p(ell | t) dt, t = log H, ell - t - log(s2/n0) = log chi2_k
+    # p(ell) = int p(t | data) p(ell | t) dt, t = log H, ell - t - log(s2/n0) = log
+    # chi2_k
     h_chi = 0.05 * np.sqrt(2.0 / k)
     if hidden:
         d = log_norm_density(hidden)
@@ -269,23 +273,26 @@ def norm_posterior(
     sigma2: float = 1.0,
     method: str = "mixture",
 ) -> NormPosterior:
-    """Posterior of ``r = ||theta_perp||`` given ``X theta = Y`` under the deep linear prior.
+    """Posterior of ``r = ||theta_perp||`` given ``X theta = Y`` under the deep linear
+    prior.
 
-    Two equivalent one-dimensional computations (``a = ||theta_par||^2``, ``k = n0 - P``):
+    Two equivalent one-dimensional computations (``a = ||theta_par||^2``, ``k = n0 -
+    P``):
 
-    * ``method="radial"``: ``p(r | data) ∝ p_S(a + r^2) (a + r^2)^{(2 - n0)/2} r^{k - 1}``
-      (module docstring), ``p_S`` the density of
-      ``||theta||^2 = sigma2 * prod_{k=0}^{L} chi2_{n_k}/n_k`` from :func:`log_norm_density`,
-      cubic-spline interpolated. The factor ``(a + r^2)^{(2 - n0)/2}`` amplifies the tails of
-      ``p_S``, which the table cuts at ``1e-15`` of its peak: accurate when the posterior
-      stays in the bulk of the prior (small examples), truncated otherwise.
+    * ``method="radial"``: ``p(r | data) ∝ p_S(a + r^2) (a + r^2)^{(2 - n0)/2} r^{k -
+      1}`` (module docstring), ``p_S`` the density of
+      ``||theta||^2 = sigma2 * prod_{k=0}^{L} chi2_{n_k}/n_k``
+      from :func:`log_norm_density`, cubic-spline interpolated. The factor ``(a +
+      r^2)^{(2 - n0)/2}`` amplifies the tails of ``p_S``, which the table cuts at
+      ``1e-15`` of its peak: accurate when the posterior stays in the bulk of the prior
+      (small examples), truncated otherwise.
     * ``method="mixture"`` (default): given ``H = prod_{k=1}^{L} chi2_{n_k}/n_k`` the
-      posterior of ``r^2`` is ``(sigma2 H / n0) chi2_k``, and the posterior of ``H`` is its
-      prior times ``H^{-P/2} exp(-n0 a / (2 sigma2 H))``; the two are convolved on the
-      log scale. Only the tails of the posterior itself are cut.
+      posterior of ``r^2`` is ``(sigma2 H / n0) chi2_k``, and the posterior of ``H`` is
+      its prior times ``H^{-P/2} exp(-n0 a / (2 sigma2 H))``; the two are convolved on
+      the log scale. Only the tails of the posterior itself are cut.
 
-    The density of ``log r^2`` is normalized by the trapezoid rule; ``r^2`` is integrated
-    against it.
+    The density of ``log r^2`` is normalized by the trapezoid rule; ``r^2`` is
+    integrated against it.
 
     Args:
         x_data: the data matrix X, shape ``(P, n0)``, ``P < n0``.
@@ -325,7 +332,8 @@ def norm_posterior(
 
 
 def predictive(posterior: NormPosterior, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Posterior mean ``theta_par . x`` and variance ``||x_perp||^2 E[r^2] / k`` of ``theta . x``.
+    """Posterior mean ``theta_par . x`` and variance ``||x_perp||^2 E[r^2] / k`` of
+    ``theta . x``.
 
     Args:
         posterior: a :class:`NormPosterior`.
@@ -473,10 +481,10 @@ def log_evidence(
     """The log evidence ``log p(Y | X, widths, sigma2)`` of noise-free data, exactly.
 
     ``p(Y) = E_H[N(Y; 0, sigma2 H X X^T / n0)]`` over the law of
-    ``H = prod_{k=1}^{L} chi2_{n_k}/n_k`` (:func:`log_norm_density` of the hidden widths;
-    ``H = 1`` for ``L = 0``, where this is the Gaussian-process log marginal likelihood
-    with kernel ``sigma2 X X^T / n0``). It is the density of Y with respect to Lebesgue
-    measure on ``R^P``.
+    ``H = prod_{k=1}^{L} chi2_{n_k}/n_k`` (:func:`log_norm_density` of the hidden
+    widths; ``H = 1`` for ``L = 0``, where this is the Gaussian-process log marginal
+    likelihood with kernel ``sigma2 X X^T / n0``). It is the density of Y with respect
+    to Lebesgue measure on ``R^P``.
 
     Args:
         x_data: the data matrix X, shape ``(P, n0)``.
@@ -519,11 +527,12 @@ def log_evidence(
 def optimal_prior_scale(
     x_data: ArrayLike, y: ArrayLike, widths: Sequence[int]
 ) -> float:
-    """The prior scale ``sigma2`` that maximizes :func:`log_evidence` (Bayesian model selection).
+    """The prior scale ``sigma2`` that maximizes :func:`log_evidence` (Bayesian model
+    selection).
 
-    For the Gaussian prior (``widths = (n0,)``) it is ``n0 ||theta_par||^2 / P``, that is
-    ``||theta_par||^2 / alpha``; for deeper priors it is found numerically (bounded scalar
-    search on ``log sigma2``).
+    For the Gaussian prior (``widths = (n0,)``) it is ``n0 ||theta_par||^2 / P``, that
+    is ``||theta_par||^2 / alpha``; for deeper priors it is found numerically (bounded
+    scalar search on ``log sigma2``).
 
     Args:
         x_data: the data matrix X, shape ``(P, n0)``.

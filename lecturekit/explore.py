@@ -1,11 +1,11 @@
 """Interactive explorers: a figure redrawn when the reader moves a control.
 
 ``explorer(plot, **controls)`` takes a function that draws a matplotlib figure from
-keyword settings, e.g. ``def plot(eta=3.0, width=256): ...; return fig``, and one control
-spec per setting:
+keyword settings, e.g. ``def plot(eta=3.0, width=256): ...; return fig``, and one
+control spec per setting:
 
-* ``Linear(low, high, step)``: a slider on low, low + step, ..., high (integer slider when
-  all three are integers);
+* ``Linear(low, high, step)``: a slider on low, low + step, ..., high (integer slider
+  when all three are integers);
 * ``Log(low, high, per_decade=10)``: a logarithmic slider, ``per_decade`` positions per
   factor of 10;
 * ``Choice(options)``: a selection among the given values (buttons for strings).
@@ -14,8 +14,9 @@ The **default setting is the plot function's own keyword defaults**, so ``plot()
 exactly the static figure an explorer opens with; a default outside its control's range
 is an error. Sliders act on release (``continuous_update=False``): each redraw calls the
 plot function once. The figure is rendered to PNG into an ``ipywidgets.Output`` (and the
-matplotlib figure closed), so the explorer works the same in JupyterLab and in a headless
-kernel, and shows an exception raised by the plot function in place of the figure.
+matplotlib figure closed), so the explorer works the same in JupyterLab and in a
+headless kernel, and shows an exception raised by the plot function in place of the
+figure.
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ __all__ = ["Linear", "Log", "Choice", "Explorer", "explorer"]
 
 
 class Linear(NamedTuple):
-    """A slider from ``low`` to ``high`` in steps of ``step``: a control spec for :func:`explorer`.
+    """A slider from ``low`` to ``high`` in steps of ``step``: a control spec
+    for :func:`explorer`.
 
-    An integer slider when ``low``, ``high``, ``step`` and the plot function's default are
-    all integers, a float slider otherwise. Requires low < high and
+    An integer slider when ``low``, ``high``, ``step`` and the plot function's default
+    are all integers, a float slider otherwise. Requires low < high and
     0 < step <= high - low.
 
     Attributes:
@@ -84,7 +86,8 @@ class Choice(NamedTuple):
     Buttons when every option is a string, a selection slider otherwise.
 
     Attributes:
-        options: a non-empty sequence of values; the plot function's default must be one.
+        options: a non-empty sequence of values; the plot function's default must be
+            one.
 
     Example:
         >>> from lecturekit import explore
@@ -96,7 +99,9 @@ class Choice(NamedTuple):
 
 
 def _label(name: str) -> dict:
-    """The control's label: the parameter name, shown in full (not cut to the default label width)."""
+    """The control's label: the parameter name, shown in full (not cut to the default
+    label width).
+    """
     return {"description": name, "style": {"description_width": "initial"}}
 
 
@@ -159,7 +164,8 @@ def _widget(name: str, spec: Any, default: Any) -> ipywidgets.ValueWidget:
             or spec.per_decade < 1
         ):
             raise ValueError(
-                f"{name}: Log per_decade must be an integer >= 1, got {spec.per_decade!r}"
+                f"{name}: Log per_decade must be an integer >= 1, got "
+                f"{spec.per_decade!r}"
             )
         return ipywidgets.FloatLogSlider(
             value=_in_range(name, default, low, high),
@@ -180,11 +186,13 @@ def _widget(name: str, spec: Any, default: Any) -> ipywidgets.ValueWidget:
             options = ()
         if not options:
             raise ValueError(
-                f"{name}: Choice needs a non-empty sequence of options, got {spec.options!r}"
+                f"{name}: Choice needs a non-empty sequence of options, got "
+                f"{spec.options!r}"
             )
         if default not in options:
             raise ValueError(
-                f"the default of {name} ({default!r}) is not one of its options {options}"
+                f"the default of {name} ({default!r}) is not one of its options "
+                f"{options}"
             )
         if all(isinstance(o, str) for o in options):
             return ipywidgets.ToggleButtons(
@@ -194,20 +202,24 @@ def _widget(name: str, spec: Any, default: Any) -> ipywidgets.ValueWidget:
             options=options, value=default, continuous_update=False, **_label(name)
         )
     raise TypeError(
-        f"control {name} must be explore.Linear, explore.Log or explore.Choice, got {spec!r}"
+        f"control {name} must be explore.Linear, explore.Log or explore.Choice, got "
+        f"{spec!r}"
     )
 
 
 def _png_output(fig: Any) -> dict:
-    """The figure as one nbformat display_data output (PNG), the figure closed afterwards."""
+    """The figure as one nbformat display_data output (PNG), the figure closed
+    afterwards.
+    """
     if not isinstance(fig, matplotlib.figure.Figure):
         raise TypeError(
             f"plot must return the matplotlib Figure it drew, got {type(fig).__name__}"
         )
     buffer = io.BytesIO()
     try:
-        # a figure with a layout engine (e.g. plt.subplots(..., layout="constrained")) is saved as laid out;
-        # any other is cropped to its contents, as the inline backend does (at twice the drawing cost)
+        # a figure with a layout engine (e.g. plt.subplots(..., layout="constrained"))
+        # is saved as laid out; any other is cropped to its contents, as the inline
+        # backend does (at twice the drawing cost)
         fig.savefig(
             buffer,
             format="png",
@@ -258,7 +270,9 @@ class Explorer(ipywidgets.VBox):
             control.observe(self._redraw, names="value")
 
     def settings(self) -> dict[str, Any]:
-        """The current value of every control, by name (the keywords of the next redraw)."""
+        """The current value of every control, by name (the keywords of the next
+        redraw).
+        """
         return {name: control.value for name, control in self.controls.items()}
 
     def _redraw(self, _change: Any = None) -> None:
@@ -287,8 +301,8 @@ class Explorer(ipywidgets.VBox):
 def explorer(plot: Callable[..., Any], **controls: Linear | Log | Choice) -> Explorer:
     """An interactive figure: ``plot(**settings)`` redrawn whenever a control moves.
 
-    ``plot`` draws one matplotlib figure and returns it; each keyword of ``controls`` names
-    one of its keyword parameters and gives a :class:`Linear`, :class:`Log` or
+    ``plot`` draws one matplotlib figure and returns it; each keyword of ``controls``
+    names one of its keyword parameters and gives a :class:`Linear`, :class:`Log` or
     :class:`Choice` spec. Every parameter of ``plot`` must have a default, and the
     defaults are the setting drawn first (the static figure ``plot()``), so HTML readers
     and CI see the default figure. Displaying the widget needs a Jupyter front end.
@@ -318,7 +332,8 @@ def explorer(plot: Callable[..., Any], **controls: Linear | Log | Choice) -> Exp
         )
     if not controls:
         raise ValueError(
-            "explorer needs at least one control, e.g. width=explore.Choice([64, 256, 1024])"
+            "explorer needs at least one control, e.g. width=explore.Choice([64, 256, "
+            "1024])"
         )
     parameters = inspect.signature(plot).parameters
     for name, parameter in parameters.items():
@@ -328,16 +343,19 @@ def explorer(plot: Callable[..., Any], **controls: Linear | Log | Choice) -> Exp
             )
         if parameter.default is parameter.empty:
             raise TypeError(
-                f"every parameter of plot needs a default (the static figure), {name} has none"
+                f"every parameter of plot needs a default (the static figure), {name} "
+                "has none"
             )
         if parameter.kind is parameter.POSITIONAL_ONLY:
             raise TypeError(
-                f"plot's parameter {name} is positional-only; the explorer passes keywords"
+                f"plot's parameter {name} is positional-only; the explorer passes "
+                "keywords"
             )
     unknown = [name for name in controls if name not in parameters]
     if unknown:
         raise TypeError(
-            f"controls {unknown} are not parameters of plot (it takes {list(parameters)})"
+            f"controls {unknown} are not parameters of plot (it takes "
+            f"{list(parameters)})"
         )
     widgets = {
         name: _widget(name, spec, parameters[name].default)

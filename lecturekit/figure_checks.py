@@ -1,26 +1,32 @@
-"""Checks that a matplotlib figure can be read: the rules every figure of the book follows.
+"""Checks that a matplotlib figure can be read: the rules every figure of the book
+follows.
 
-:func:`problems` returns a list of human-readable problems (empty when the figure passes):
+:func:`problems` returns a list of human-readable problems (empty when the figure
+passes):
 
-- **axis labels**: every visible axes (colour bars aside) has an x and a y label, or shares
-  that axis with a labelled neighbour, or the figure has a ``supxlabel``/``supylabel``;
-- **math, not raw text**: labels, titles and legend entries have no ``_`` or ``^`` outside
-  math mode (a label ``"lambda_t"`` prints its underscore literally; the subscript needs the
-  label written in math mode, between dollar signs, as a raw string);
-- **colour limits**: every colour-mapped artist (image, mesh, scatter with ``c=``) has finite
-  limits with vmin < vmax;
-- **categories**: colour data made of a few integer codes (2 to 12 distinct integers) is drawn
-  with discrete colours (a ``ListedColormap`` with at most 12 colours, or a ``BoundaryNorm``),
-  not a continuous colour map on which neighbouring codes are hard to tell apart or, with the
-  wrong limits, identical;
-- **legends**: in an axes with a legend (or a figure with one), every line and scatter series
-  has a label that appears in it (reference lines included); an axes that draws two or more
-  differently styled lines has a legend, a colour bar, or text annotations naming them.
+- **axis labels**: every visible axes (colour bars aside) has an x and a y label, or
+  shares that axis with a labelled neighbour, or the figure has a
+  ``supxlabel``/``supylabel``;
+- **math, not raw text**: labels, titles and legend entries have no ``_`` or ``^``
+  outside math mode (a label ``"lambda_t"`` prints its underscore literally; the
+  subscript needs the label written in math mode, between dollar signs, as a raw
+  string);
+- **colour limits**: every colour-mapped artist (image, mesh, scatter with ``c=``) has
+  finite limits with vmin < vmax;
+- **categories**: colour data made of a few integer codes (2 to 12 distinct integers) is
+  drawn with discrete colours (a ``ListedColormap`` with at most 12 colours, or a
+  ``BoundaryNorm``), not a continuous colour map on which neighbouring codes are hard to
+  tell apart or, with the wrong limits, identical;
+- **legends**: in an axes with a legend (or a figure with one), every line and scatter
+  series has a label that appears in it (reference lines included); an axes that draws
+  two or more differently styled lines has a legend, a colour bar, or text annotations
+  naming them.
 
-:func:`install` runs these checks on every figure that IPython displays (the inline backend's
-PNG formatter) and prints each problem to stderr as ``Figure check failed: ...``. The test run
-of the chapters (``make test``, with ``LECTUREKIT_AUDIT_FIGURES=1``) fails a cell that prints
-one; see :func:`lecturekit.notebook.setup`.
+:func:`install` runs these checks on every figure that IPython displays (the inline
+backend's PNG formatter) and prints each problem to stderr as ``Figure check
+failed: ...``. The test run of the chapters (``make test``, with
+``LECTUREKIT_AUDIT_FIGURES=1``) fails a cell that prints one;
+see :func:`lecturekit.notebook.setup`.
 """
 
 from __future__ import annotations
@@ -108,12 +114,14 @@ def _colour_problems(fig: Figure, ax: Axes) -> list[str]:
             or not (np.isfinite(vmin) and np.isfinite(vmax))
         ):
             out.append(
-                f"{_name(fig, ax)}: {kind} has non-finite colour limits ({vmin}, {vmax})"
+                f"{_name(fig, ax)}: {kind} has non-finite colour limits ({vmin}, "
+                f"{vmax})"
             )
             continue
         if not vmin < vmax and np.ptp(data) > 0:
             out.append(
-                f"{_name(fig, ax)}: {kind} has colour limits vmin = {vmin} >= vmax = {vmax}"
+                f"{_name(fig, ax)}: {kind} has colour limits vmin = {vmin} >= vmax = "
+                f"{vmax}"
             )
         if isinstance(m, ContourSet):  # contour levels are values, not categories
             continue
@@ -127,7 +135,8 @@ def _colour_problems(fig: Figure, ax: Axes) -> list[str]:
         if categorical and not discrete:
             out.append(
                 f"{_name(fig, ax)}: {kind} colours {codes.size} integer codes "
-                f"{codes.tolist()} with the continuous map {m.cmap.name!r}; draw categories with "
+                f"{codes.tolist()} with the continuous map {m.cmap.name!r}; draw "
+                "categories with "
                 "discrete colours (plotting.phase_diagram(..., categories=...), or a "
                 "ListedColormap with a BoundaryNorm)"
             )
@@ -135,7 +144,9 @@ def _colour_problems(fig: Figure, ax: Axes) -> list[str]:
 
 
 def _series(ax: Axes) -> list:
-    """Lines and scatter series of `ax` that are not parts of a container (errorbars, bars)."""
+    """Lines and scatter series of `ax` that are not parts of a container (errorbars,
+    bars).
+    """
     in_containers = set()
     for container in ax.containers:
         stack = list(container)
@@ -203,13 +214,15 @@ def _legend_problems(fig: Figure, ax: Axes, has_colorbar: bool) -> list[str]:
 
 
 def problems(fig: Figure) -> list[str]:
-    """Everything that makes ``fig`` hard to read by the book's rules (see the module docstring).
+    """Everything that makes ``fig`` hard to read by the book's rules (see the module
+    docstring).
 
     Args:
         fig: a matplotlib Figure.
 
     Returns:
-        A list of problems, one sentence each naming the axes; empty if the figure passes.
+        A list of problems, one sentence each naming the axes; empty if the figure
+        passes.
 
     Raises:
         TypeError: if ``fig`` is not a Figure.
@@ -239,7 +252,8 @@ def problems(fig: Figure) -> list[str]:
 
 
 def report(fig: Figure, stream=None) -> list[str]:
-    """Print each problem of ``fig`` to ``stream`` (default stderr) after :data:`MARKER`.
+    """Print each problem of ``fig`` to ``stream`` (default stderr)
+    after :data:`MARKER`.
 
     Args:
         fig: a matplotlib Figure.
@@ -262,16 +276,18 @@ def report(fig: Figure, stream=None) -> list[str]:
 
 
 def install() -> bool:
-    """Check every figure IPython displays (wraps the PNG formatter); False outside IPython.
+    """Check every figure IPython displays (wraps the PNG formatter); False outside
+    IPython.
 
-    Each problem of a displayed figure is printed by :func:`report`. Returns True once the
-    formatter is wrapped (calling it again changes nothing), False when there is no IPython
-    shell or no PNG formatter for figures.
+    Each problem of a displayed figure is printed by :func:`report`. Returns True once
+    the formatter is wrapped (calling it again changes nothing), False when there is no
+    IPython shell or no PNG formatter for figures.
 
-    The inline backend registers its formatter when pyplot first resolves its backend, and
+    The inline backend registers its formatter when pyplot first resolves its backend,
+    and
     again if the backend is reconfigured: so the backend is resolved here first, and the
-    wrapper is re-applied before each cell's figures are flushed (a ``post_execute`` callback
-    that runs before the backend's own).
+    wrapper is re-applied before each cell's figures are flushed (a ``post_execute``
+    callback that runs before the backend's own).
 
     Example:
         >>> figure_checks.install()  # in a plain Python process: no IPython shell

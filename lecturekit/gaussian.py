@@ -1,29 +1,32 @@
 """Gaussian expectations: the one quadrature rule and the dual activations.
 
-Everything in lecturekit that averages a function over a Gaussian goes through this module:
+Everything in lecturekit that averages a function over a Gaussian goes through this
+module:
 
 * :func:`gauss_hermite_rule` is the quadrature rule: probabilists' Gauss-Hermite nodes
-  z_i and weights w_i (summing to 1), so that E[g(z)] ~ sum_i w_i g(z_i) for z ~ N(0, 1),
-  exact for polynomials of degree < 2 nodes.
-* :func:`expectation` is E[g(z)] for z ~ N(0, K), elementwise over an array of variances K
-  (the rule applied to g(sqrt(K) z)).
-* :func:`dual_expectations` and :func:`dual_fn` give the *dual activation* of phi and of its
-  derivative phi',
+  z_i and weights w_i (summing to 1), so that E[g(z)] ~ sum_i w_i g(z_i) for z ~ N(0,
+  1), exact for polynomials of degree < 2 nodes.
+* :func:`expectation` is E[g(z)] for z ~ N(0, K), elementwise over an array of variances
+  K (the rule applied to g(sqrt(K) z)).
+* :func:`dual_expectations` and :func:`dual_fn` give the *dual activation* of phi and of
+  its derivative phi',
 
-      E[phi(u) phi(v)]  and  E[phi'(u) phi'(v)],  (u, v) ~ N(0, [[k11, k12], [k12, k22]]),
+      E[phi(u) phi(v)]  and  E[phi'(u) phi'(v)],  (u, v) ~ N(0, [[k11, k12], [k12,
+      k22]]),
 
   the two Gaussian expectations of the infinite-width kernel recursion
   (:mod:`lecturekit.kernels`) and of the signal-propagation maps
-  (:mod:`lecturekit.criticality`). They are closed forms for "relu" (the arc-cosine kernels
-  of Cho & Saul), "erf" and "identity", and a tensor Gauss-Hermite rule with
+  (:mod:`lecturekit.criticality`). They are closed forms for "relu" (the arc-cosine
+  kernels of Cho & Saul), "erf" and "identity", and a tensor Gauss-Hermite rule with
   ``nodes`` x ``nodes`` points for every other activation. The one-input case
-  (k11 = k12 = k22 = K) is :meth:`DualActivation.diagonal`: a one-dimensional rule there.
+  (k11 = k12 = k22 = K) is :meth:`DualActivation.diagonal`: a one-dimensional rule
+  there.
 
-With 128 nodes (:data:`QUADRATURE_NODES`) the tensor rule integrates the smooth activations
-(tanh, softplus, swish) to about 1e-10 for variances up to a few units; the one-dimensional rule
-with the same number of nodes is less accurate for tanh at large variance (1e-8 for
-E[tanh(u)^2] and 4e-7 for E[tanh'(u)^2] at K = 2.5, 1e-11 at K = 1), as tested against adaptive
-quadrature in tests/test_gaussian.py.
+With 128 nodes (:data:`QUADRATURE_NODES`) the tensor rule integrates the smooth
+activations (tanh, softplus, swish) to about 1e-10 for variances up to a few units; the
+one-dimensional rule with the same number of nodes is less accurate for tanh at large
+variance (1e-8 for E[tanh(u)^2] and 4e-7 for E[tanh'(u)^2] at K = 2.5, 1e-11 at K = 1),
+as tested against adaptive quadrature in tests/test_gaussian.py.
 """
 
 from __future__ import annotations
@@ -91,7 +94,9 @@ def _gauss_hermite_rule(nodes: int) -> tuple[np.ndarray, np.ndarray]:
 def _expect(
     fn: Callable[[jax.Array], jax.Array], variance: jax.Array, nodes: int
 ) -> jax.Array:
-    """sum_i w_i fn(sqrt(variance) z_i), elementwise over variance (pure jnp, no checks)."""
+    """sum_i w_i fn(sqrt(variance) z_i), elementwise over variance (pure jnp, no
+    checks).
+    """
     z, w = _gauss_hermite_rule(nodes)
     z, w = jnp.asarray(z), jnp.asarray(w)
     scale = jnp.sqrt(jnp.maximum(variance, 0.0))[..., None]
@@ -109,7 +114,8 @@ def expectation(
     Computed as sum_i w_i fn(sqrt(variance) z_i) with :func:`gauss_hermite_rule`.
 
     Args:
-        fn: a function acting elementwise on arrays (``jnp.tanh``, an activation's ``grad``).
+        fn: a function acting elementwise on arrays (``jnp.tanh``, an activation's
+            ``grad``).
         variance: array of variances K >= 0, any shape.
         nodes: number of quadrature nodes.
 
@@ -229,9 +235,9 @@ def _quadrature_pair(act: _act.Activation, nodes: int, k11, k12, k22):
     w2 = w[:, None] * w[None, :]
 
     def scalar(a, c, b):
-        # (u, v) = S z with S the symmetric square root of the covariance, so that the rule
-        # is exactly symmetric under swapping the two inputs: S = (C + s I) / t with
-        # s = sqrt(det C), t = sqrt(tr C + 2 s).
+        # (u, v) = S z with S the symmetric square root of the covariance, so that the
+        # rule is exactly symmetric under swapping the two inputs: S = (C + s I) / t
+        # with s = sqrt(det C), t = sqrt(tr C + 2 s).
         s = jnp.sqrt(jnp.maximum(a * b - c**2, 0.0))
         t = jnp.sqrt(a + b + 2.0 * s)
         t = jnp.where(t > 0, t, 1.0)
@@ -259,12 +265,13 @@ class DualActivation:
     (u, v) ~ N(0, [[k11, k12], [k12, k22]]) (arrays broadcast against each other);
     :meth:`diagonal` gives the one-input case E[phi(u)^2], E[phi'(u)^2] for u ~ N(0, K).
     No checks of the array arguments: usable inside ``jit``, ``vmap`` and ``lax.scan``
-    (callers validate their inputs). Hashable, so it can be a static argument of ``jit``.
-    Build it with :func:`dual_fn`.
+    (callers validate their inputs). Hashable, so it can be a static argument of
+    ``jit``. Build it with :func:`dual_fn`.
 
     Attributes:
         activation: the :class:`lecturekit.activations.Activation` phi.
-        quadrature: True when the Gauss-Hermite rule is used (no closed form, or forced).
+        quadrature: True when the Gauss-Hermite rule is used (no closed form, or
+            forced).
         nodes: nodes of the rule per dimension.
 
     Example:
@@ -312,11 +319,12 @@ def dual_fn(
     quadrature: bool = False,
     nodes: int = QUADRATURE_NODES,
 ) -> DualActivation:
-    """The dual activation of ``activation`` as a :class:`DualActivation` (no input checks).
+    """The dual activation of ``activation`` as a :class:`DualActivation` (no input
+    checks).
 
-    Closed forms for "relu" (arc-cosine), "erf" and "identity"; the ``nodes`` x ``nodes``
-    Gauss-Hermite rule otherwise, or for every activation when ``quadrature=True`` (which
-    is how the closed forms are tested).
+    Closed forms for "relu" (arc-cosine), "erf" and "identity"; the ``nodes`` x
+    ``nodes`` Gauss-Hermite rule otherwise, or for every activation when
+    ``quadrature=True`` (which is how the closed forms are tested).
 
     Args:
         activation: a name of :mod:`lecturekit.activations` or an ``Activation``.
@@ -350,7 +358,8 @@ def dual_expectations(
     quadrature: bool = False,
     nodes: int = QUADRATURE_NODES,
 ) -> Duals:
-    """E[phi(u) phi(v)] and E[phi'(u) phi'(v)] for (u, v) ~ N(0, [[k11, k12], [k12, k22]]).
+    """E[phi(u) phi(v)] and E[phi'(u) phi'(v)] for (u, v) ~ N(0, [[k11, k12], [k12,
+    k22]]).
 
     The checked form of :func:`dual_fn`: k11, k22 >= 0 and k12^2 <= k11 k22 (where the
     values are concrete); the arrays broadcast against each other.

@@ -1,18 +1,20 @@
 """Gaussian-process regression with a given kernel (e.g. the NNGP of a network).
 
 Model: f ~ GP(0, k), observations y_i = f(x_i) + eps_i with eps_i ~ N(0, noise) iid.
-With K = k(X, X), k_* = k(X_*, X) and K_** = k(X_*, X_*) the posterior of f(X_*) is Gaussian
-with
+With K = k(X, X), k_* = k(X_*, X) and K_** = k(X_*, X_*) the posterior of f(X_*) is
+Gaussian with
 
     mean = k_* (K + noise I)^{-1} y,
-    cov  = K_** - k_* (K + noise I)^{-1} k_*^T        (Rasmussen & Williams 2006, eq. 2.23-2.24).
+    cov  = K_** - k_* (K + noise I)^{-1} k_*^T        (Rasmussen & Williams 2006, eq.
+    2.23-2.24).
 
 Both are computed from one Cholesky factorization L L^T = K + (noise + jitter) I and
-triangular solves (never an explicit inverse). ``jitter`` is a tiny diagonal added only to
-make a numerically semi-definite K factorizable; it is reported back so that it is never
-silent.
+triangular solves (never an explicit inverse). ``jitter`` is a tiny diagonal added only
+to make a numerically semi-definite K factorizable; it is reported back so that it is
+never silent.
 
-The linear algebra runs in small jitted functions (compiled once per shape) and the checks on
+The linear algebra runs in small jitted functions (compiled once per shape) and the
+checks on
 concrete inputs use NumPy: executed eagerly, every JAX operation on a new shape would be
 compiled on its own, which costs far more than the arithmetic on these small matrices.
 """
@@ -78,7 +80,9 @@ def _check_square_symmetric(k: jax.Array, name: str) -> None:
 
 @jax.jit
 def _shifted_cholesky(a: jax.Array, shift: jax.Array) -> jax.Array:
-    """Lower Cholesky factor of a + shift I (NaN entries if that is not positive definite)."""
+    """Lower Cholesky factor of a + shift I (NaN entries if that is not positive
+    definite).
+    """
     return jnp.linalg.cholesky(a + shift * jnp.eye(a.shape[0], dtype=a.dtype))
 
 
@@ -93,10 +97,12 @@ def _posterior_from_factor(factor, ksx, kss, y):
 def cholesky(
     matrix: ArrayLike, *, jitter: float = 0.0, max_tries: int = 6
 ) -> tuple[jax.Array, float]:
-    """Lower Cholesky factor of a symmetric positive (semi-)definite matrix, with adaptive jitter.
+    """Lower Cholesky factor of a symmetric positive (semi-)definite matrix, with
+    adaptive jitter.
 
-    Tries ``matrix + jitter I``; if that fails (NaN factor), retries with the jitter raised
-    to 1e-12 x mean diagonal and then multiplied by 100 each time, up to ``max_tries`` times.
+    Tries ``matrix + jitter I``; if that fails (NaN factor), retries with the jitter
+    raised to 1e-12 x mean diagonal and then multiplied by 100 each time, up to
+    ``max_tries`` times.
 
     Args:
         matrix: (n, n) symmetric matrix.
@@ -127,7 +133,8 @@ def cholesky(
             return factor, current
         current = max(current, 1e-12 * base) if attempt == 0 else current * 100.0
     raise ValueError(
-        f"matrix is not positive semi-definite: Cholesky failed even with jitter {current / 100.0:.3g} "
+        "matrix is not positive semi-definite: Cholesky failed even with jitter "
+        f"{current / 100.0:.3g} "
         f"(min eigenvalue {float(np.linalg.eigvalsh(np.asarray(a))[0]):.3g})"
     )
 
@@ -178,7 +185,8 @@ def posterior(
         )
     if ksx.shape != (kss.shape[0], n):
         raise ValueError(
-            f"k_cross must have shape {(kss.shape[0], n)} = (m, n), got {tuple(ksx.shape)}"
+            f"k_cross must have shape {(kss.shape[0], n)} = (m, n), got "
+            f"{tuple(ksx.shape)}"
         )
     factor, used = cholesky(np.asarray(kxx) + noise * np.eye(n), jitter=jitter)
     mean, cov = _posterior_from_factor(factor, ksx, kss, y)
@@ -188,7 +196,8 @@ def posterior(
 def log_marginal_likelihood(
     k_train: ArrayLike, y: ArrayLike, *, noise: float = 0.0, jitter: float = 0.0
 ) -> float:
-    """log p(y) = -y^T (K + noise I)^{-1} y / 2 - log det(K + noise I) / 2 - n log(2 pi) / 2.
+    """log p(y) = -y^T (K + noise I)^{-1} y / 2 - log det(K + noise I) / 2 - n log(2 pi)
+    / 2.
 
     Args:
         k_train: k(X, X), (n, n).
@@ -228,10 +237,12 @@ def log_marginal_likelihood(
 def sample_prior(
     key: jax.Array, kernel: ArrayLike, num_samples: int, *, jitter: float = 1e-10
 ) -> jax.Array:
-    """Draw ``num_samples`` functions from N(0, kernel) on a grid; returns (num_samples, n).
+    """Draw ``num_samples`` functions from N(0, kernel) on a grid; returns (num_samples,
+    n).
 
-    Uses f = L g with L L^T = kernel + jitter' I (the jitter actually used is the smallest
-    that factorizes, starting at ``jitter`` times the mean diagonal) and g ~ N(0, I) from
+    Uses f = L g with L L^T = kernel + jitter' I (the jitter actually used is the
+    smallest that factorizes, starting at ``jitter`` times the mean diagonal) and g ~
+    N(0, I) from
     :func:`lecturekit.sampling.standard_normal`.
 
     Args:
@@ -270,12 +281,12 @@ def posterior_z_scores(
 ) -> jax.Array:
     """Standardized errors of the posterior when the data really come from the prior.
 
-    ``kernel`` is k on all points, the first ``n_train`` of them the training inputs X and the
-    rest the test points X_*. Each draw takes f ~ N(0, kernel) on all points and
+    ``kernel`` is k on all points, the first ``n_train`` of them the training inputs X
+    and the rest the test points X_*. Each draw takes f ~ N(0, kernel) on all points and
     y = f(X) + N(0, noise I), computes the posterior (:func:`posterior`) and returns
-    (f(X_*) - mean_*) / sqrt(var_*). If mean and variance are the conditional ones, every
-    entry is exactly N(0, 1); a wrong variance (e.g. the prior's, or the noiseless formula)
-    makes E[z^2] differ from 1.
+    (f(X_*) - mean_*) / sqrt(var_*). If mean and variance are the conditional ones,
+    every entry is exactly N(0, 1); a wrong variance (e.g. the prior's, or the noiseless
+    formula) makes E[z^2] differ from 1.
 
     Args:
         key: a ``jax.random`` key.

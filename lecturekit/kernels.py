@@ -1,4 +1,5 @@
-"""The infinite-width NNGP and NTK of fully connected networks: the one kernel recursion.
+"""The infinite-width NNGP and NTK of fully connected networks: the one kernel
+recursion.
 
 Conventions (those of the neural-tangents library, NTK parameterization):
 
@@ -10,14 +11,17 @@ Conventions (those of the neural-tangents library, NTK parameterization):
       K_new     = w_std^2 E[phi(u) phi(v)] + b_std^2,
       Theta_new = K_new + w_std^2 E[phi'(u) phi'(v)] Theta_old,
 
-  where (u, v) is centred Gaussian with covariance [[K(x,x), K(x,x')], [K(x,x'), K(x',x')]].
+  where (u, v) is centred Gaussian with covariance [[K(x,x), K(x,x')], [K(x,x'),
+  K(x',x')]].
 
 This layer-to-layer step is written once (:func:`next_layer`); :func:`mlp_kernels`
-(and so ``nets.MLP.kernels``) iterates it over the layers, and the signal-propagation maps of
-:mod:`lecturekit.criticality` (variance, covariance and correlation maps) are the same step
-without the NTK. The Gaussian expectations E[phi(u) phi(v)] and E[phi'(u) phi'(v)] (the
-dual activation of phi and of phi') come from :mod:`lecturekit.gaussian`: closed forms for
-ReLU (arc-cosine kernels), erf and the identity, Gauss-Hermite quadrature otherwise.
+(and so ``nets.MLP.kernels``) iterates it over the layers, and the signal-propagation
+maps of
+:mod:`lecturekit.criticality` (variance, covariance and correlation maps) are the same
+step without the NTK. The Gaussian expectations E[phi(u) phi(v)] and E[phi'(u) phi'(v)]
+(the dual activation of phi and of phi') come from :mod:`lecturekit.gaussian`: closed
+forms for ReLU (arc-cosine kernels), erf and the identity, Gauss-Hermite quadrature
+otherwise.
 """
 
 from __future__ import annotations
@@ -55,7 +59,8 @@ class Kernels(NamedTuple):
     """The two infinite-width kernels of a network on a pair of input batches.
 
     Attributes:
-        nngp: (n1, n2) NNGP K(x1_i, x2_j), the covariance of the output at initialization.
+        nngp: (n1, n2) NNGP K(x1_i, x2_j), the covariance of the output at
+            initialization.
         ntk: (n1, n2) NTK Theta(x1_i, x2_j).
 
     Example:
@@ -120,7 +125,9 @@ def relu_ntk_sphere(xi: ArrayLike) -> jax.Array:
 
 
 def _cosine(xi: ArrayLike) -> jax.Array:
-    """Validate a cosine of unit vectors (|xi| <= 1 up to rounding) and clip it to [-1, 1]."""
+    """Validate a cosine of unit vectors (|xi| <= 1 up to rounding) and clip it to [-1,
+    1].
+    """
     xi = as_float_array(xi, name="xi")
     slack = float(np.sqrt(np.finfo(xi.dtype).eps))
     check_range(
@@ -147,9 +154,9 @@ def next_layer(
 
     K_new = weight E[phi phi] + bias and, when the previous tangent kernel Theta_old is
     given, Theta_new = K_new + weight E[phi' phi'] Theta_old, with weight = w_std^2 and
-    bias = b_std^2 (NTK parameterization; the NNGP part holds in both). :func:`mlp_kernels`
-    and every map of :mod:`lecturekit.criticality` take their layers from here. Traceable:
-    the range checks run on concrete values only.
+    bias = b_std^2 (NTK parameterization; the NNGP part holds in
+    both). :func:`mlp_kernels` and every map of :mod:`lecturekit.criticality` take their
+    layers from here. Traceable: the range checks run on concrete values only.
 
     Args:
         duals: the dual-activation values at the previous kernel, a
@@ -208,10 +215,11 @@ def mlp_kernels(
     out_b_std: float = 0.0,
     quadrature: bool = False,
 ) -> Kernels:
-    """Infinite-width NNGP and NTK of a ``depth``-hidden-layer network (NTK parameterization).
+    """Infinite-width NNGP and NTK of a ``depth``-hidden-layer network (NTK
+    parameterization).
 
-    Implements the recursion in the module docstring for inputs x1 (n1, d) and x2 (n2, d)
-    (``x2=None`` means x2 = x1) and returns a :class:`Kernels` of (n1, n2) arrays.
+    Implements the recursion in the module docstring for inputs x1 (n1, d) and x2 (n2,
+    d) (``x2=None`` means x2 = x1) and returns a :class:`Kernels` of (n1, n2) arrays.
     ``quadrature=True`` forces Gauss-Hermite quadrature even where a closed form exists.
     Large kernels are computed in tiles of :data:`TILE` rows and columns.
 
@@ -250,11 +258,12 @@ def mlp_kernels(
 
 
 def _recursion(a, b, depth, duals, w2, b2, ow2, ob2) -> Kernels:
-    """The recursion, as one compiled program for small or traced inputs, else tile by tile.
+    """The recursion, as one compiled program for small or traced inputs, else tile by
+    tile.
 
-    ``a is b`` (x2 = None) marks a symmetric kernel: its diagonal is set to the variances
-    exactly (correlation 1, no arccos rounding) and only the tiles on and above the diagonal
-    are computed.
+    ``a is b`` (x2 = None) marks a symmetric kernel: its diagonal is set to the
+    variances exactly (correlation 1, no arccos rounding) and only the tiles on and
+    above the diagonal are computed.
     """
     symmetric = a is b
     scalars = (w2, b2, ow2, ob2)
@@ -344,8 +353,9 @@ def _layer_variances(x, depth, duals, w2, b2, ow2, ob2) -> jax.Array:
 def _kernel_tile(a, b, var_a, var_b, diag_offset, depth, duals, w2, b2, ow2, ob2):
     """NNGP and NTK of the rows of a against the rows of b, given the layer variances.
 
-    Entries with row + diag_offset == column lie on the diagonal of a symmetric kernel: their
-    covariance is set to the variance at every layer, so their correlation is exactly 1.
+    Entries with row + diag_offset == column lie on the diagonal of a symmetric kernel:
+    their covariance is set to the variance at every layer, so their correlation is
+    exactly 1.
     """
     k12 = w2 * (a @ b.T) / a.shape[1] + b2
     on_diagonal = (

@@ -2,15 +2,17 @@
 
 The transition to linearity used to live here; each idea now has a module of its own:
 
-* :mod:`lecturekit.heads`: output heads g o f of multi-output networks and their tangent kernel;
+* :mod:`lecturekit.heads`: output heads g o f of multi-output networks and their tangent
+  kernel;
 * :mod:`lecturekit.hessian_structure`: the model Hessian's blocks, norms and bounds
-  (the (2,2,1)-norm, closed forms for one hidden layer, a width-1 bottleneck, expected maxima);
+  (the (2,2,1)-norm, closed forms for one hidden layer, a width-1 bottleneck, expected
+  maxima);
 * :mod:`lecturekit.kernel_change`: how much the tangent kernel moves during training;
 * :mod:`lecturekit.datasets`: the synthetic classification data;
 * gradient descent, the losses and Delta K: :mod:`lecturekit.training`.
 
-The names below are re-exported so that existing code keeps importing them from here; new
-code imports them from their modules.
+The names below are re-exported so that existing code keeps importing them from here;
+new code imports them from their modules.
 """
 
 from __future__ import annotations

@@ -4,10 +4,10 @@
 compare against closed forms to many digits) and applies the book's figure style. It is
 called explicitly in each chapter's first cell; importing lecturekit changes nothing.
 
-:func:`tqdm` is ``tqdm.auto.tqdm`` (a widget in JupyterLab, text in a terminal) that honours the
-environment variable ``TQDM_DISABLE``, which the headless runs of ``make test`` and ``make
-book`` set: tqdm's own notebook bar ignores it, and its output would otherwise land in the
-chapter's outputs and the HTML.
+:func:`tqdm` is ``tqdm.auto.tqdm`` (a widget in JupyterLab, text in a terminal) that
+honours the environment variable ``TQDM_DISABLE``, which the headless runs of ``make
+test`` and ``make book`` set: tqdm's own notebook bar ignores it, and its output would
+otherwise land in the chapter's outputs and the HTML.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ def setup(*, float64: bool = True) -> None:
     """Enable float64 in JAX (unless ``float64=False``) and the book's matplotlib style.
 
     Every chapter calls it in its first cell; importing lecturekit changes no global
-    configuration. With the environment variable ``LECTUREKIT_AUDIT_FIGURES`` set (``make
-    test`` and ``make book`` set it), every figure the notebook displays is checked by
+    configuration. With the environment variable ``LECTUREKIT_AUDIT_FIGURES`` set
+    (``make test`` and ``make book`` set it), every figure the notebook displays is
+    checked by
     :mod:`lecturekit.figure_checks` and each problem is printed to stderr; the test run
     fails the cell that printed it.
 
@@ -60,7 +61,8 @@ def _bars_disabled() -> bool:
 
 
 def tqdm(*args, **kwargs):
-    """A progress bar: ``tqdm.auto.tqdm(*args, **kwargs)``, silent when ``TQDM_DISABLE`` is set.
+    """A progress bar: ``tqdm.auto.tqdm(*args, **kwargs)``, silent when ``TQDM_DISABLE``
+    is set.
 
     The environment variable is read at each call (tqdm itself reads it once, at import,
     and its notebook bar ignores it); an explicit ``disable=`` wins.

@@ -101,11 +101,12 @@ def loglog_sweep(
     ax: plt.Axes | None = None,
     color: str | None = None,
 ) -> plt.Axes:
-    """Points y(x) on log-log axes, with an optional least-squares power-law fit drawn and labelled.
+    """Points y(x) on log-log axes, with an optional least-squares power-law fit drawn
+    and labelled.
 
     The fit is :func:`lecturekit.stats.fit_loglog`, a straight line through
-    (log x, log y); its slope is the exponent p of :math:`y \\approx C x^p` and is written
-    in the legend.
+    (log x, log y); its slope is the exponent p of :math:`y \\approx C x^p` and is
+    written in the legend.
 
     Args:
         x: (n,) positive abscissae (e.g. widths).
@@ -216,9 +217,10 @@ def kernel_heatmap(
     return ax
 
 
-#: Colours of categories (regimes, classes), in order: the Okabe-Ito palette, distinguishable
-#: with the common colour-vision deficiencies; the first three (blue, orange, reddish purple)
-#: stay apart in lightness as well as hue. :func:`phase_diagram` uses them for categories.
+#: Colours of categories (regimes, classes), in order: the Okabe-Ito palette,
+#: distinguishable with the common colour-vision deficiencies; the first three (blue,
+#: orange, reddish purple) stay apart in lightness as well as hue. :func:`phase_diagram`
+#: uses them for categories.
 CATEGORY_COLOURS = (
     "#0072B2",
     "#E69F00",
@@ -244,16 +246,17 @@ def phase_diagram(
     log_values: bool | None = None,
     ax: plt.Axes | None = None,
 ) -> plt.Axes:
-    """A quantity over a grid of two settings: values[i, j] at (x[j], y[i]) as a colour map.
+    """A quantity over a grid of two settings: values[i, j] at (x[j], y[i]) as a colour
+    map.
 
     Continuous values (``categories=None``): a diverging colour map centred on 0 of
     ``log10(values)`` (``log_values``, the default; the values must then be positive) or
     of the values themselves, with contour lines at ``levels`` (default: 1).
 
-    Categorical values: ``categories`` names the codes 0, 1, ..., K-1 that ``values`` holds
-    (K <= 8). Each code gets its own colour (:data:`CATEGORY_COLOURS`) and the colour bar
-    shows the names; contour lines are drawn between codes (at the half-integers, unless
-    ``levels``).
+    Categorical values: ``categories`` names the codes 0, 1, ..., K-1 that ``values``
+    holds (K <= 8). Each code gets its own colour (:data:`CATEGORY_COLOURS`) and the
+    colour bar shows the names; contour lines are drawn between codes (at the
+    half-integers, unless ``levels``).
 
     Args:
         x: (nx,) abscissae of the grid.
@@ -287,7 +290,8 @@ def phase_diagram(
     v = as_host_float_array(values, name="values", ndim=2, finite=False)
     if v.shape != (y.size, x.size):
         raise ValueError(
-            f"values must have shape (len(y), len(x)) = {(y.size, x.size)}, got {v.shape}"
+            f"values must have shape (len(y), len(x)) = {(y.size, x.size)}, got "
+            f"{v.shape}"
         )
     if np.any(np.isinf(v)):
         raise ValueError(
@@ -346,7 +350,8 @@ def _category_map(
         )
     if log_values:
         raise ValueError(
-            "log_values must be False or None with categories (codes are not positive values)"
+            "log_values must be False or None with categories (codes are not positive "
+            "values)"
         )
     codes = v[np.isfinite(v)]
     if codes.size and (
@@ -381,14 +386,16 @@ def regions_2d(
     edgecolor: str = "k",
     linewidth: float = 0.3,
 ) -> plt.Axes:
-    """The polygons of :func:`lecturekit.regions.activation_regions_2d`, each in its own colour.
+    """The polygons of :func:`lecturekit.regions.activation_regions_2d`, each in its own
+    colour.
 
     Colours are random pastel shades (reproducible from ``seed``), so that neighbouring
-    regions are told apart; the axes are fitted to the polygons, with equal scales and no
-    grid.
+    regions are told apart; the axes are fitted to the polygons, with equal scales and
+    no grid.
 
     Args:
-        regions: the :class:`lecturekit.regions.Regions2D` to draw (at least one polygon).
+        regions: the :class:`lecturekit.regions.Regions2D` to draw (at least one
+            polygon).
         ax: axes to draw into (None: a new figure).
         seed: seed of the colours, an integer >= 0.
         edgecolor: colour of the polygon edges.
@@ -412,7 +419,8 @@ def regions_2d(
     """
     if not isinstance(regions, Regions2D):
         raise TypeError(
-            f"regions must be the Regions2D of activation_regions_2d, got {type(regions).__name__}"
+            "regions must be the Regions2D of activation_regions_2d, got "
+            f"{type(regions).__name__}"
         )
     if regions.count == 0:
         raise ValueError("regions has no polygons to draw")

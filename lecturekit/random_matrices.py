@@ -1,9 +1,11 @@
-"""Spectra of sample covariances and norms of products of Gaussian matrices (Chapter 10).
+"""Spectra of sample covariances and norms of products of Gaussian matrices (Chapter
+10).
 
 Two limits that do not commute. For a ``P x n0`` matrix ``X`` of i.i.d. N(0, 1) entries
 with ``P / n0 -> alpha in (0, 1)``, the eigenvalues of ``X X^T / n0`` follow the
 Marchenko-Pastur law with density ``sqrt((lam_+ - x)(x - lam_-)) / (2 pi alpha x)`` on
-``[lam_-, lam_+]``, ``lam_pm = (1 +- sqrt(alpha))^2`` (:func:`marchenko_pastur_density`).
+``[lam_-, lam_+]``, ``lam_pm = (1 +- sqrt(alpha))^2``
+(:func:`marchenko_pastur_density`).
 
 A deep linear network with widths ``(n0, n1, ..., nL, 1)`` and weights
 ``W^(l) in R^{n_l x n_{l-1}}`` of i.i.d. ``N(0, 1/n_{l-1})`` entries computes
@@ -73,9 +75,9 @@ def marchenko_pastur_edges(alpha: float) -> tuple[float, float]:
 def marchenko_pastur_density(x: ArrayLike, alpha: float) -> np.ndarray:
     """The Marchenko-Pastur density ``sqrt((lam_+ - x)(x - lam_-)) / (2 pi alpha x)``.
 
-    It is the limiting eigenvalue density of ``X X^T / n0`` for ``X`` of shape ``P x n0``
-    with i.i.d. N(0, 1) entries and ``P / n0 -> alpha``; it has mass 1, mean 1 and second
-    moment ``1 + alpha``, and vanishes outside ``[lam_-, lam_+]``.
+    It is the limiting eigenvalue density of ``X X^T / n0`` for ``X`` of shape ``P x
+    n0`` with i.i.d. N(0, 1) entries and ``P / n0 -> alpha``; it has mass 1, mean 1 and
+    second moment ``1 + alpha``, and vanishes outside ``[lam_-, lam_+]``.
 
     Args:
         x: points (any shape).
@@ -104,10 +106,12 @@ def marchenko_pastur_density(x: ArrayLike, alpha: float) -> np.ndarray:
 
 
 def covariance_spectrum(key: jax.Array, P: int, n0: int) -> np.ndarray:
-    """Eigenvalues of ``X X^T / n0`` for one ``P x n0`` matrix of i.i.d. N(0, 1) entries.
+    """Eigenvalues of ``X X^T / n0`` for one ``P x n0`` matrix of i.i.d. N(0, 1)
+    entries.
 
     Args:
-        key: a JAX PRNG key (the entries are ``sampling.standard_normal(key, (P, n0))``).
+        key: a JAX PRNG key (the entries are ``sampling.standard_normal(key, (P,
+            n0))``).
         P: number of rows (data points).
         n0: number of columns (input dimension).
 
@@ -130,8 +134,8 @@ def product_vectors(key: jax.Array, widths: Sequence[int], count: int) -> np.nda
     """Draws of ``theta = W^(L+1) ... W^(1)`` for a deep linear network.
 
     ``widths = (n0, n1, ..., nL)`` (the output width is 1); ``W^(l)`` has shape
-    ``n_l x n_{l-1}`` and i.i.d. ``N(0, 1/n_{l-1})`` entries, drawn independently for each
-    of the ``count`` networks. ``widths = (n0,)`` is a single layer (``L = 0``).
+    ``n_l x n_{l-1}`` and i.i.d. ``N(0, 1/n_{l-1})`` entries, drawn independently for
+    each of the ``count`` networks. ``widths = (n0,)`` is a single layer (``L = 0``).
 
     Args:
         key: a JAX PRNG key.
@@ -139,7 +143,8 @@ def product_vectors(key: jax.Array, widths: Sequence[int], count: int) -> np.nda
         count: number of networks.
 
     Returns:
-        A float64 NumPy array of shape ``(count, n0)``, row ``i`` the vector of network i.
+        A float64 NumPy array of shape ``(count, n0)``, row ``i`` the vector of network
+        i.
 
     Example:
         >>> th = random_matrices.product_vectors(jax.random.key(0), (5, 8, 8), 20_000)
@@ -195,7 +200,8 @@ def chi2_product(key: jax.Array, widths: Sequence[int], count: int) -> np.ndarra
 
 
 def log_norm_moments(widths: Sequence[int]) -> tuple[float, float]:
-    """Exact mean and variance of ``log ||theta||`` (half of ``log prod chi2_{n_k}/n_k``).
+    """Exact mean and variance of ``log ||theta||`` (half of ``log prod
+    chi2_{n_k}/n_k``).
 
     Uses ``E log(chi2_n / n) = psi(n/2) + log(2/n)`` and ``Var log chi2_n = psi'(n/2)``,
     so the mean is ``(1/2) sum_k [psi(n_k/2) + log(2/n_k)]`` (about ``-beta/2`` with
@@ -220,14 +226,16 @@ def log_norm_moments(widths: Sequence[int]) -> tuple[float, float]:
 
 
 def log_norm_path(key: jax.Array, n: int, depth: int, count: int) -> np.ndarray:
-    """``log ||W_m ... W_1 e_1||`` for m = 1, ..., depth: products of square Gaussian matrices.
+    """``log ||W_m ... W_1 e_1||`` for m = 1, ..., depth: products of square Gaussian
+    matrices.
 
-    The ``W_m`` are independent ``n x n`` matrices of i.i.d. ``N(0, 1/n)`` entries (the deep
-    linear network's layers at constant width), applied to the fixed unit vector ``e_1``;
-    each of the ``count`` paths uses its own matrices. The vector is renormalized after
-    every step and the logs of the norms accumulated, so nothing under- or overflows. The
-    normals come from :func:`lecturekit.sampling.standard_normal`, ``max(1, 2e7 //
-    (count n^2))`` layers per draw.
+    The ``W_m`` are independent ``n x n`` matrices of i.i.d. ``N(0, 1/n)`` entries (the
+    deep linear network's layers at constant width), applied to the fixed unit vector
+    ``e_1``; each of the ``count`` paths uses its own matrices. The vector is
+    renormalized after every step and the logs of the norms accumulated, so nothing
+    under- or overflows. The normals come
+    from :func:`lecturekit.sampling.standard_normal`, ``max(1, 2e7 // (count n^2))``
+    layers per draw.
 
     Args:
         key: a JAX PRNG key.
@@ -270,13 +278,14 @@ def log_norm_path(key: jax.Array, n: int, depth: int, count: int) -> np.ndarray:
 
 
 def lyapunov_exponent(n: int) -> float:
-    """The top Lyapunov exponent ``(psi(n/2) + log(2/n)) / 2`` of products of ``n x n`` Gaussians.
+    """The top Lyapunov exponent ``(psi(n/2) + log(2/n)) / 2`` of products of ``n x n``
+    Gaussians.
 
     For ``W`` with i.i.d. ``N(0, 1/n)`` entries and any unit vector ``x``,
-    ``||W x||^2 = chi2_n / n`` in law, independent of the direction ``W x / ||W x||``, which
-    is again uniform. So ``log ||W_L ... W_1 x||`` is a sum of L i.i.d. terms
-    ``(1/2) log(chi2_n / n)``, and ``(1/L) log ||W_L ... W_1 x||`` tends almost surely to
-    their mean, ``(1/2) E log(chi2_n / n) = (psi(n/2) + log(2/n)) / 2`` (about
+    ``||W x||^2 = chi2_n / n`` in law, independent of the direction ``W x / ||W x||``,
+    which is again uniform. So ``log ||W_L ... W_1 x||`` is a sum of L i.i.d. terms
+    ``(1/2) log(chi2_n / n)``, and ``(1/L) log ||W_L ... W_1 x||`` tends almost surely
+    to their mean, ``(1/2) E log(chi2_n / n) = (psi(n/2) + log(2/n)) / 2`` (about
     ``-1/(2n)`` for large n), with Gaussian fluctuations of variance
     ``psi'(n/2) / (4 L)``.
 

@@ -9,33 +9,38 @@ shape (n,) or (n, c) for c outputs (the kernel is shared by all outputs).
       f*(x) = k(x, S) (K + lambda I)^(-1) y,
 
   the minimizer of sum_i (f(x_i) - y_i)^2 + lambda ||f||_H^2 over the RKHS H of k
-  (representer theorem). lambda = 0 is ridgeless (minimum-norm interpolating) regression.
-* Gradient flow of a linear model f(x; theta) = f_0(x) + <grad f(x), theta - theta_0> on the
-  loss L = (1/2n) sum_i (f(x_i) - y_i)^2 moves the training outputs by
+  (representer theorem). lambda = 0 is ridgeless (minimum-norm interpolating)
+  regression.
+* Gradient flow of a linear model f(x; theta) = f_0(x) + <grad f(x), theta - theta_0> on
+  the loss L = (1/2n) sum_i (f(x_i) - y_i)^2 moves the training outputs by
   d f_S / dt = -(1/n) K (f_S - y), hence
 
       f_t(x) = f_0(x) + k(x, S) K^(-1) (I - exp(-t K / n)) (y - f_0(S)).
 
-  For gradient descent with step ``lr`` the time after s steps is t = lr * s. The formula is
-  evaluated in the eigenbasis K = U diag(mu) U^T with (1 - exp(-t mu/n))/mu, which tends to
-  t/n as mu -> 0: it is finite for singular K, where K^(-1) itself is not. As t -> infinity it
-  tends to ridgeless kernel regression on the corrected labels y - f_0(S).
+  For gradient descent with step ``lr`` the time after s steps is t = lr * s. The
+  formula is evaluated in the eigenbasis K = U diag(mu) U^T with (1 - exp(-t mu/n))/mu,
+  which tends to t/n as mu -> 0: it is finite for singular K, where K^(-1) itself is
+  not. As t -> infinity it tends to ridgeless kernel regression on the corrected labels
+  y - f_0(S).
 
-* Gradient descent itself (step lr, s steps) on the same linear model has the exact solution
+* Gradient descent itself (step lr, s steps) on the same linear model has the exact
+  solution
 
       f_s(x) = f_0(x) + k(x, S) K^(-1) (I - (I - lr K / n)^s) (y - f_0(S))
 
-  (:func:`gradient_descent_predictor`): Euler's method for the flow, solved in closed form.
-* The trained infinite-width ensemble (:func:`trained_ensemble_law`): f_t above is linear in
-  f_0, so when f_0 is a centred Gaussian process with covariance K (the NNGP) and the tangent
-  kernel Theta is deterministic (infinite width), f_t is Gaussian with mean
-  Theta(x, S) M_t y and covariance
-  K(x, x') - Theta(x, S) M_t K(S, x') - K(x, S) M_t Theta(S, x') + Theta(x, S) M_t K(S, S) M_t Theta(S, x'),
-  M_t = Theta^(-1) (I - exp(-t Theta / n)) (Lee et al. 2019).
+  (:func:`gradient_descent_predictor`): Euler's method for the flow, solved in closed
+  form.
+* The trained infinite-width ensemble (:func:`trained_ensemble_law`): f_t above is
+  linear in f_0, so when f_0 is a centred Gaussian process with covariance K (the NNGP)
+  and the tangent kernel Theta is deterministic (infinite width), f_t is Gaussian with
+  mean Theta(x, S) M_t y and covariance
+  K(x, x') - Theta(x, S) M_t K(S, x') - K(x, S) M_t Theta(S, x') + Theta(x, S) M_t K(S,
+  S) M_t Theta(S, x'), M_t = Theta^(-1) (I - exp(-t Theta / n)) (Lee et al. 2019).
 
-Evaluation. Each public function validates its arguments and then runs one numerical core:
-with NumPy (LAPACK) for concrete arrays, so a call compiles nothing, or with jax.numpy when its
-inputs are traced (inside ``jit``, ``vmap`` or ``grad``). The result is a JAX array either way.
+Evaluation. Each public function validates its arguments and then runs one numerical
+core: with NumPy (LAPACK) for concrete arrays, so a call compiles nothing, or with
+jax.numpy when its inputs are traced (inside ``jit``, ``vmap`` or ``grad``). The result
+is a JAX array either way.
 """
 
 from __future__ import annotations
@@ -82,7 +87,9 @@ def _traced(*arrays) -> bool:
 def _array(
     value: ArrayLike, *, name: str, ndim=None, nonempty: bool = False
 ) -> jax.Array:
-    """``as_float_array`` (its value checks run in NumPy, and are skipped for traced values)."""
+    """``as_float_array`` (its value checks run in NumPy, and are skipped for traced
+    values).
+    """
     return as_float_array(value, name=name, ndim=ndim, nonempty=nonempty)
 
 
@@ -93,7 +100,9 @@ def _zeros(shape, like: jax.Array):
 
 
 def _run(core, *arrays, **options) -> jax.Array:
-    """core(xp, *arrays): with xp = numpy for concrete arrays, jax.numpy for traced ones."""
+    """core(xp, *arrays): with xp = numpy for concrete arrays, jax.numpy for traced
+    ones.
+    """
     if _traced(*arrays):
         return core(jnp, *arrays, **options)
     return jnp.asarray(core(np, *(np.asarray(a) for a in arrays), **options))
@@ -110,7 +119,8 @@ def _check_problem(
     y = _array(y, name="y", ndim=(1, 2))
     if y.shape[0] != k.shape[0]:
         raise ValueError(
-            f"y must have {k.shape[0]} rows (one per training point), got shape {tuple(y.shape)}"
+            f"y must have {k.shape[0]} rows (one per training point), got shape "
+            f"{tuple(y.shape)}"
         )
     if k_test_train is None:
         kt = k
@@ -118,7 +128,8 @@ def _check_problem(
         kt = _array(k_test_train, name="k_test_train", ndim=2)
         if kt.shape[1] != k.shape[0]:
             raise ValueError(
-                f"k_test_train must have shape (n_test, {k.shape[0]}) = k(X_test, S), got {tuple(kt.shape)}"
+                f"k_test_train must have shape (n_test, {k.shape[0]}) = k(X_test, S), "
+                f"got {tuple(kt.shape)}"
             )
     return _KernelProblem(k, y, kt)
 
@@ -128,9 +139,9 @@ def kernel_coefficients(
 ) -> jax.Array:
     """The representer coefficients a = (K + ridge I)^(-1) y, shape like y.
 
-    ``ridge = 0`` solves K a = y (K must then be non-singular; a least-squares solution is
-    returned by the eigendecomposition, with eigenvalues below n eps times the largest
-    treated as zero). The fitted function is f = sum_i a_i k(x_i, .).
+    ``ridge = 0`` solves K a = y (K must then be non-singular; a least-squares solution
+    is returned by the eigendecomposition, with eigenvalues below n eps times the
+    largest treated as zero). The fitted function is f = sum_i a_i k(x_i, .).
 
     Args:
         k_train: the Gram matrix K (n, n), symmetric positive semi-definite.
@@ -168,13 +179,15 @@ def kernel_regression(
     *,
     ridge: float = 0.0,
 ) -> jax.Array:
-    """Kernel (ridge) regression predictions f*(X_test) = k(X_test, S) (K + ridge I)^(-1) y.
+    """Kernel (ridge) regression predictions f*(X_test) = k(X_test, S) (K + ridge
+    I)^(-1) y.
 
     Args:
         k_train: the Gram matrix K = k(S, S) (n, n).
         y: labels (n,) or (n, c).
         k_test_train: k(X_test, S) (n_test, n); None predicts on the training set itself
-            (K (K + ridge I)^(-1) y, which equals y when ridge = 0 and K is non-singular).
+            (K (K + ridge I)^(-1) y, which equals y when ridge = 0 and K is
+            non-singular).
         ridge: lambda >= 0 (0: ridgeless, the minimum-norm interpolant).
 
     Returns:
@@ -227,7 +240,9 @@ def rkhs_norm_squared(k_train: ArrayLike, coefficients: ArrayLike) -> jax.Array:
 
 
 def _flow_factor(xp, mu, t, n: int):
-    """(1 - exp(-t mu / n)) / mu, continuous at mu = 0 (value t / n), for t of any shape."""
+    """(1 - exp(-t mu / n)) / mu, continuous at mu = 0 (value t / n), for t of any
+    shape.
+    """
     tt = t[..., None]
     small = xp.abs(mu) * tt / n < 1e-12
     safe_mu = xp.where(small, 1.0, mu)
@@ -243,7 +258,8 @@ def gradient_flow_predictor(
     f0_train: ArrayLike | None = None,
     f0_test: ArrayLike | None = None,
 ) -> jax.Array:
-    """Outputs f_t(X_test) of gradient flow on L = (1/2n) sum (f - y)^2 for a fixed kernel.
+    """Outputs f_t(X_test) of gradient flow on L = (1/2n) sum (f - y)^2 for a fixed
+    kernel.
 
         f_t(x) = f_0(x) + k(x, S) K^(-1) (I - exp(-t K / n)) (y - f_0(S)).
 
@@ -290,7 +306,8 @@ def _flow_predict(xp, k, y, times, kt, f0s, f0t):
 def gradient_flow_train_loss(
     k_train: ArrayLike, y: ArrayLike, t: ArrayLike, *, f0_train: ArrayLike | None = None
 ) -> jax.Array:
-    """The training loss along the gradient flow, L(t) = (1/2n) ||exp(-t K/n) (f_0(S) - y)||^2.
+    """The training loss along the gradient flow, L(t) = (1/2n) ||exp(-t K/n) (f_0(S) -
+    y)||^2.
 
     Args:
         k_train: the kernel K on the training inputs (n, n).
@@ -317,7 +334,8 @@ def gradient_flow_train_loss(
     )
     if f0s.shape != prob.y.shape:
         raise ValueError(
-            f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}"
+            f"f0_train must have the shape of y {tuple(prob.y.shape)}, got "
+            f"{tuple(f0s.shape)}"
         )
     return _run(_flow_train_loss, prob.k_train, prob.y, times, f0s)
 
@@ -342,13 +360,14 @@ def gradient_descent_predictor(
     f0_train: ArrayLike | None = None,
     f0_test: ArrayLike | None = None,
 ) -> jax.Array:
-    """Outputs after ``steps`` steps of gradient descent with step ``lr`` on a linear model.
+    """Outputs after ``steps`` steps of gradient descent with step ``lr`` on a linear
+    model.
 
         f_s(x) = f_0(x) + k(x, S) K^(-1) (I - (I - lr K / n)^s) (y - f_0(S)),
 
-    the exact iterates of theta <- theta - lr grad L for L = (1/2n) sum (f - y)^2 and a model
-    linear in theta with tangent kernel K (for example a linearized network, with its
-    empirical NTK). Evaluated in the eigenbasis of K, where the factor
+    the exact iterates of theta <- theta - lr grad L for L = (1/2n) sum (f - y)^2 and a
+    model linear in theta with tangent kernel K (for example a linearized network, with
+    its empirical NTK). Evaluated in the eigenbasis of K, where the factor
     (1 - (1 - lr mu/n)^s)/mu tends to s lr / n as mu -> 0. Use it to check a run of
     :func:`lecturekit.training.gradient_descent` on a linearized network.
 
@@ -392,7 +411,8 @@ def _gd_predict(xp, k, y, kt, f0s, f0t, *, lr, steps):
     a = lr * mu / n
     small = xp.abs(a) < 1e-12
     safe_mu = xp.where(small, 1.0, mu)
-    # 1 - (1 - a)^s: by expm1/log1p while 0 <= a < 1 (accurate for small a), directly otherwise
+    # 1 - (1 - a)^s: by expm1/log1p while 0 <= a < 1 (accurate for small a), directly
+    # otherwise
     inside = (a >= 0) & (a < 1)
     power = xp.where(
         inside,
@@ -406,8 +426,9 @@ def _gd_predict(xp, k, y, kt, f0s, f0t, *, lr, steps):
 
 
 def _initial_outputs(prob, f0_train, f0_test, k_test_train):
-    """The model's outputs at initialization on S and on X_test, checked against y's shape
-    (default 0; with k_test_train None the test points are S, so f0_test defaults to f0_train)."""
+    """The model's outputs at initialization on S and on X_test, checked against y's
+    shape (default 0; with k_test_train None the test points are S, so f0_test defaults
+    to f0_train)."""
     f0s = (
         _zeros(prob.y.shape, prob.y)
         if f0_train is None
@@ -415,7 +436,8 @@ def _initial_outputs(prob, f0_train, f0_test, k_test_train):
     )
     if f0s.shape != prob.y.shape:
         raise ValueError(
-            f"f0_train must have the shape of y {tuple(prob.y.shape)}, got {tuple(f0s.shape)}"
+            f"f0_train must have the shape of y {tuple(prob.y.shape)}, got "
+            f"{tuple(f0s.shape)}"
         )
     out_shape = (prob.k_test_train.shape[0],) + prob.y.shape[1:]
     if f0_test is None:
@@ -432,7 +454,8 @@ def _initial_outputs(prob, f0_train, f0_test, k_test_train):
 class EnsembleLaw(NamedTuple):
     """The Gaussian law of the trained outputs f_t(X_test) over initializations.
 
-    Returned by :func:`trained_ensemble_law`; a leading time axis when ``t`` is an array.
+    Returned by :func:`trained_ensemble_law`; a leading time axis when ``t`` is an
+    array.
 
     Attributes:
         mean: E f_t(X_test), shape t.shape + (n_test,).
@@ -460,32 +483,35 @@ def trained_ensemble_law(
     """Mean and covariance of f_t on test inputs for an ensemble of linearized networks.
 
     The model is the linearization of a network at its random initialization, trained by
-    gradient flow on L = (1/2n) sum_i (f(x_i) - y_i)^2: with a fixed tangent kernel Theta,
+    gradient flow on L = (1/2n) sum_i (f(x_i) - y_i)^2: with a fixed tangent kernel
+    Theta,
 
-        f_t(x) = f_0(x) + Theta(x, S) M_t (y - f_0(S)),   M_t = Theta^(-1) (I - exp(-t Theta / n)).
+        f_t(x) = f_0(x) + Theta(x, S) M_t (y - f_0(S)),   M_t = Theta^(-1) (I - exp(-t
+        Theta / n)).
 
-    If f_0 is a centred Gaussian process with covariance K and Theta does not depend on the
-    initialization (both hold at infinite width: K is the NNGP, Theta the NTK), f_t is
-    Gaussian, with mean Theta(x, S) M_t y and covariance
+    If f_0 is a centred Gaussian process with covariance K and Theta does not depend on
+    the initialization (both hold at infinite width: K is the NNGP, Theta the NTK), f_t
+    is Gaussian, with mean Theta(x, S) M_t y and covariance
 
         K(x, x') - Theta(x, S) M_t K(S, x') - K(x, S) M_t Theta(S, x')
                  + Theta(x, S) M_t K(S, S) M_t Theta(S, x')
 
-    (Lee et al. 2019; the same formula as neural-tangents' ``gradient_descent_mse_ensemble``).
-    At t = 0 it is the prior (0, K); with Theta = K (only the readout trained) and t -> inf,
-    the noise-free GP posterior of K. With ``lr`` the law is that of gradient descent with
-    step lr for t / lr steps: exp(-t Theta / n) becomes (I - lr Theta / n)^(t / lr), which is
-    exact for the linearized model. Evaluated in the eigenbasis of Theta(S, S), like
+    (Lee et al. 2019; the same formula as neural-tangents'
+    ``gradient_descent_mse_ensemble``). At t = 0 it is the prior (0, K); with Theta = K
+    (only the readout trained) and t -> inf, the noise-free GP posterior of K. With
+    ``lr`` the law is that of gradient descent with step lr for t / lr steps: exp(-t
+    Theta / n) becomes (I - lr Theta / n)^(t / lr), which is exact for the linearized
+    model. Evaluated in the eigenbasis of Theta(S, S), like
     :func:`gradient_flow_predictor` (finite for a singular kernel).
 
     Args:
-        ntk: the tangent kernel Theta on the inputs (S, X_test), shape (n + m, n + m): the
-            n training inputs first (n = len(y)), then the m test inputs.
+        ntk: the tangent kernel Theta on the inputs (S, X_test), shape (n + m, n + m):
+            the n training inputs first (n = len(y)), then the m test inputs.
         nngp: the covariance K of f_0 on the same inputs, same shape.
         y: training labels, shape (n,).
         t: a time >= 0 or an array of times (a leading axis of the result).
-        lr: optional step size > 0: gradient descent instead of gradient flow; t / lr must
-            be a whole number of steps.
+        lr: optional step size > 0: gradient descent instead of gradient flow; t / lr
+            must be a whole number of steps.
 
     Returns:
         An :class:`EnsembleLaw` (mean, covariance) on the m test inputs.
@@ -505,17 +531,20 @@ def trained_ensemble_law(
     k = _array(nngp, name="nngp", ndim=2, nonempty=True)
     if theta.shape[0] != theta.shape[1]:
         raise ValueError(
-            f"ntk must be a square Gram matrix on (S, X_test), got shape {tuple(theta.shape)}"
+            "ntk must be a square Gram matrix on (S, X_test), got shape "
+            f"{tuple(theta.shape)}"
         )
     if k.shape != theta.shape:
         raise ValueError(
-            f"nngp must have the shape of ntk {tuple(theta.shape)}, got {tuple(k.shape)}"
+            f"nngp must have the shape of ntk {tuple(theta.shape)}, got "
+            f"{tuple(k.shape)}"
         )
     y = _array(y, name="y", ndim=1, nonempty=True)
     n = y.shape[0]
     if n >= theta.shape[0]:
         raise ValueError(
-            f"y has {n} labels, so ntk and nngp need more than {n} rows (the training inputs first, "
+            f"y has {n} labels, so ntk and nngp need more than {n} rows (the training "
+            "inputs first, "
             f"then at least one test input); got shape {tuple(theta.shape)}"
         )
     times = _array(t, name="t")
@@ -531,7 +560,8 @@ def trained_ensemble_law(
             > 1e-9 * (1 + concrete_steps)
         ):
             raise ValueError(
-                f"t / lr must be a whole number of gradient-descent steps, got t / lr = {concrete_steps}"
+                "t / lr must be a whole number of gradient-descent steps, got t / lr "
+                f"= {concrete_steps}"
             )
     return EnsembleLaw(*_run_law(theta, k, y, times, steps, lr))
 

@@ -1,10 +1,12 @@
 """Small statistics used to turn experiments into asserted numbers.
 
-Power laws are fitted by least squares on log-log axes (:func:`fit_loglog`; from repeated
-draws per point, with the standard error the draws imply: :func:`fit_mean_loglog`); Monte
-Carlo means come with their standard errors (:func:`mean_and_stderr`) so that tolerances
-can be derived instead of guessed; any other statistic (a ratio of moments, a kurtosis) gets
-a bootstrap standard error (:func:`bootstrap`). Results are NumPy floats in NamedTuples.
+Power laws are fitted by least squares on log-log axes (:func:`fit_loglog`; from
+repeated
+draws per point, with the standard error the draws imply: :func:`fit_mean_loglog`);
+Monte Carlo means come with their standard errors (:func:`mean_and_stderr`) so that
+tolerances can be derived instead of guessed; any other statistic (a ratio of moments, a
+kurtosis) gets a bootstrap standard error (:func:`bootstrap`). Results are NumPy floats
+in NamedTuples.
 """
 
 from __future__ import annotations
@@ -118,28 +120,32 @@ def fit_loglog_slope(x: ArrayLike, y: ArrayLike) -> float:
 
 
 def fit_mean_loglog(x: ArrayLike, samples: ArrayLike) -> LogLogFit:
-    """Power-law fit of Monte Carlo means, with the standard error their sampling implies.
+    """Power-law fit of Monte Carlo means, with the standard error their sampling
+    implies.
 
-    For each x_i there are r independent positive draws ``samples[i]`` (e.g. a measurement
-    on r networks of width x_i). The fit is the least-squares line through
+    For each x_i there are r independent positive draws ``samples[i]`` (e.g. a
+    measurement on r networks of width x_i). The fit is the least-squares line through
     (log x_i, log m_i), m_i the mean of the draws: slope = sum_i c_i log m_i with
     c_i = (log x_i - mean log x) / S_xx and S_xx = sum_i (log x_i - mean log x)^2.
     Its standard error is propagated from the standard errors s_i = std(samples[i]) /
     sqrt(r) (ddof = 1) of the means by the delta method:
-    slope_stderr = sqrt(sum_i (c_i s_i / m_i)^2). This is the sampling error of the slope
-    of the means, assuming independent draws for different x (not the residual error of
-    :func:`fit_loglog`, which also counts a curved law as noise, and is NaN for two points).
+    slope_stderr = sqrt(sum_i (c_i s_i / m_i)^2). This is the sampling error of the
+    slope of the means, assuming independent draws for different x (not the residual
+    error of
+    :func:`fit_loglog`, which also counts a curved law as noise, and is NaN for two
+    points).
 
     Args:
         x: positive numbers, shape (m,) with m >= 2, not all equal.
-        samples: positive numbers, shape (m, r) with r >= 2: row i holds the draws at x_i.
+        samples: positive numbers, shape (m, r) with r >= 2: row i holds the draws at
+            x_i.
 
     Returns:
         A :class:`LogLogFit` (slope, prefactor, and the slope_stderr above).
 
     Raises:
-        ValueError: if the shapes do not match, m < 2 or r < 2, the x are all equal, or a
-            value is not positive and finite.
+        ValueError: if the shapes do not match, m < 2 or r < 2, the x are all equal, or
+            a value is not positive and finite.
 
     Example:
         >>> x = np.array([100.0, 400.0, 1600.0])
@@ -158,7 +164,8 @@ def fit_mean_loglog(x: ArrayLike, samples: ArrayLike) -> LogLogFit:
         )
     if s.shape[1] < 2:
         raise ValueError(
-            f"samples needs at least 2 draws per x (shape (m, r), r >= 2), got {s.shape}"
+            "samples needs at least 2 draws per x (shape (m, r), r >= 2), got "
+            f"{s.shape}"
         )
     if np.any(xs <= 0):
         raise ValueError("x must be positive for a log-log fit")
@@ -263,11 +270,12 @@ def bootstrap(
 ) -> Estimate:
     """A statistic of independent draws with its bootstrap standard error.
 
-    ``statistic`` is applied to the whole sample (the value) and to ``resamples`` resamples
-    drawn with replacement (each the same size r as the sample); the standard error is the
-    standard deviation (ddof = 1) of the resampled statistics. The resample indices are
-    floor(r Phi(g)) for normals g from :func:`lecturekit.sampling.standard_normal` with
-    ``key`` (Phi the normal CDF): uniform on 0 ... r - 1, and reproducible from the key.
+    ``statistic`` is applied to the whole sample (the value) and to ``resamples``
+    resamples drawn with replacement (each the same size r as the sample); the standard
+    error is the standard deviation (ddof = 1) of the resampled statistics. The resample
+    indices are floor(r Phi(g)) for normals g
+    from :func:`lecturekit.sampling.standard_normal` with ``key`` (Phi the normal CDF):
+    uniform on 0 ... r - 1, and reproducible from the key.
 
     Args:
         key: a JAX PRNG key.

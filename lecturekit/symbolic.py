@@ -82,7 +82,8 @@ def gaussian_expectation(
     lower=-sp.oo,
     upper=sp.oo,
 ) -> sp.Expr:
-    """E[expr(z) 1(lower < z < upper)] for z ~ N(0, variance), integrated exactly by sympy.
+    """E[expr(z) 1(lower < z < upper)] for z ~ N(0, variance), integrated exactly by
+    sympy.
 
     Args:
         expr: a sympy expression in z.
@@ -113,7 +114,8 @@ def gaussian_expectation(
 
 
 def assert_identity(lhs: sp.Expr, rhs: sp.Expr, what: str = "identity") -> None:
-    """Raise AssertionError, showing the simplified residue, unless lhs - rhs simplifies to 0.
+    """Raise AssertionError, showing the simplified residue, unless lhs - rhs simplifies
+    to 0.
 
     Args:
         lhs: a sympy expression or number.

@@ -44,9 +44,11 @@ class ExerciseCheckError(AssertionError):
 
 
 def passed(message: str) -> None:
-    """Report success: print the message (a check that fails raises ExerciseCheckError instead).
+    """Report success: print the message (a check that fails raises ExerciseCheckError
+    instead).
 
-    Returns None, so that a notebook cell ending with a check shows the message and no value.
+    Returns None, so that a notebook cell ending with a check shows the message and no
+    value.
 
     Args:
         message: what the learner got right, printed after "Correct: ".
@@ -59,7 +61,8 @@ def passed(message: str) -> None:
 
 
 def require_callable(candidate: Any, *, what: str) -> None:
-    """Raise :class:`ExerciseCheckError` unless ``candidate`` is a function (or another callable).
+    """Raise :class:`ExerciseCheckError` unless ``candidate`` is a function (or another
+    callable).
 
     Args:
         candidate: the learner's answer.
@@ -77,11 +80,13 @@ def require_callable(candidate: Any, *, what: str) -> None:
 
 
 def call(fn: Callable, *args: Any, what: str) -> Any:
-    """Return ``fn(*args)``, turning an exception raised by the learner's code into a clear error.
+    """Return ``fn(*args)``, turning an exception raised by the learner's code into a
+    clear error.
 
     A ``NotImplementedError`` (the student edition's stub, or a body left as ``raise
-    NotImplementedError``) says the exercise is not done yet. Any other exception is reported
-    with its type and message, chained so that the learner's own traceback stays visible.
+    NotImplementedError``) says the exercise is not done yet. Any other exception is
+    reported with its type and message, chained so that the learner's own traceback
+    stays visible.
 
     Args:
         fn: the learner's function.
@@ -102,7 +107,8 @@ def call(fn: Callable, *args: Any, what: str) -> Any:
         return fn(*args)
     except NotImplementedError:
         raise ExerciseCheckError(
-            f"{what} is not implemented yet: replace the `raise NotImplementedError` in the exercise "
+            f"{what} is not implemented yet: replace the `raise NotImplementedError` "
+            "in the exercise "
             "cell by your solution, run that cell, then run this check again."
         ) from None
     except Exception as err:  # noqa: BLE001  (any failure of the learner's code is reported)
@@ -110,7 +116,8 @@ def call(fn: Callable, *args: Any, what: str) -> Any:
 
 
 def call_numeric(fn: Callable, *args: Any, what: str) -> np.ndarray:
-    """:func:`call` followed by :func:`as_numbers`: a non-numeric result is reported under ``what`` too.
+    """:func:`call` followed by :func:`as_numbers`: a non-numeric result is reported
+    under ``what`` too.
 
     Args:
         fn: the learner's function.
@@ -128,7 +135,8 @@ def call_numeric(fn: Callable, *args: Any, what: str) -> np.ndarray:
 
 
 def as_numbers(value: Any, *, what: str) -> np.ndarray:
-    """``value`` as a float64 NumPy array, or an :class:`ExerciseCheckError` that names ``what``.
+    """``value`` as a float64 NumPy array, or an :class:`ExerciseCheckError` that names
+    ``what``.
 
     Args:
         value: the learner's result.
@@ -161,7 +169,8 @@ def as_numbers(value: Any, *, what: str) -> np.ndarray:
 
 
 def as_scalar(value: Any, *, what: str) -> float:
-    """``value`` as one float (a size-1 array is accepted), or an :class:`ExerciseCheckError`.
+    """``value`` as one float (a size-1 array is accepted), or
+    an :class:`ExerciseCheckError`.
 
     Args:
         value: the learner's result.
@@ -226,13 +235,16 @@ def compare(
     if not np.allclose(g, e, rtol=rtol, atol=atol):
         worst = int(np.argmax(np.abs(g - e) - rtol * np.abs(e)))
         raise ExerciseCheckError(
-            f"{what}: got {g.ravel()[worst]:.6g} where {e.ravel()[worst]:.6g} was expected "
+            f"{what}: got {g.ravel()[worst]:.6g} where {e.ravel()[worst]:.6g} was "
+            "expected "
             f"(tolerance rtol={rtol:g}, atol={atol:g})." + suffix
         )
 
 
 def _describe(value: Any) -> str:
-    """A short description of a wrong value for error messages: its type, and the value if short."""
+    """A short description of a wrong value for error messages: its type, and the value
+    if short.
+    """
     if value is None or value is NotImplemented:
         return repr(value)
     text, kind = repr(value), type(value).__name__

@@ -2,7 +2,8 @@
 
 Each check compares the learner's function with a reference computed here by an
 independent route (quadrature, Runge-Kutta integration of the ODE, a sympy integral, a
-primal solve with numpy) and raises :class:`ExerciseCheckError` with a hint when they disagree.
+primal solve with numpy) and raises :class:`ExerciseCheckError` with a hint when they
+disagree.
 """
 
 from __future__ import annotations
@@ -26,13 +27,16 @@ __all__ = [
 
 
 def check_sine_ntk(sine_ntk: Callable) -> None:
-    """sine_ntk(xi): infinite-width NTK of f = m^-1/2 sum a_i sin(w_i.x) on the unit sphere.
+    """sine_ntk(xi): infinite-width NTK of f = m^-1/2 sum a_i sin(w_i.x) on the unit
+    sphere.
 
-    Reference: E[sin u sin v] + xi E[cos u cos v] for standard Gaussians with correlation xi,
-    by 80 x 80 Gauss-Hermite quadrature (accurate to ~1e-13 for these smooth functions).
+    Reference: E[sin u sin v] + xi E[cos u cos v] for standard Gaussians with
+    correlation xi, by 80 x 80 Gauss-Hermite quadrature (accurate to ~1e-13 for these
+    smooth functions).
 
     Args:
-        sine_ntk: your function xi -> Theta(xi), applied to an array of correlations in [-1, 1].
+        sine_ntk: your function xi -> Theta(xi), applied to an array of correlations in
+            [-1, 1].
 
     Example:
         A wrong answer (the dual of sin alone, without the xi E[cos u cos v] term) is
@@ -68,7 +72,9 @@ def check_sine_ntk(sine_ntk: Callable) -> None:
 
 
 def _flow_problem():
-    """The kernel, labels and initial outputs on which gradient flow is checked (fresh arrays)."""
+    """The kernel, labels and initial outputs on which gradient flow is checked (fresh
+    arrays).
+    """
     rng = np.random.default_rng(2024)
     n, p, n_test = 5, 9, 4
     feats = rng.normal(size=(n + n_test, p)) / np.sqrt(p)
@@ -111,8 +117,8 @@ def check_gradient_flow(flow_predictor: Callable) -> None:
     integrated by classical Runge-Kutta with 4000 steps (error ~1e-12 here).
 
     Args:
-        flow_predictor: your function (K, k_test, y, f0_train, f0_test, t) -> f_t on the test
-            points.
+        flow_predictor: your function (K, k_test, y, f0_train, f0_test, t) -> f_t on the
+            test points.
 
     Example:
         >>> def no_training(K, k_test, y, f0, f0_test, t):
@@ -144,7 +150,8 @@ def check_gradient_flow(flow_predictor: Callable) -> None:
         hint=hint,
     )
     return passed(
-        "your f_t solves the gradient-flow ODE (checked against Runge-Kutta integration)."
+        "your f_t solves the gradient-flow ODE (checked against Runge-Kutta "
+        "integration)."
     )
 
 
@@ -154,15 +161,17 @@ def _expm_sym(a: np.ndarray) -> np.ndarray:
 
 
 def check_flip_probability(flip_probability: Callable) -> None:
-    """flip_probability(Delta) -> sympy expression: ``P(|w.x| <= Delta)`` for w ~ N(0, I), ``||x|| = 1``.
+    """flip_probability(Delta) -> sympy expression: ``P(|w.x| <= Delta)`` for w ~ N(0,
+    I), ``||x|| = 1``.
 
-    ``Delta`` is passed as a positive sympy Symbol. The reference is erf(Delta / sqrt(2)) (the
-    mass of N(0, 1) on [-Delta, Delta]); the comparison is symbolic (``sympy.simplify`` of the
-    difference, rewritten with erf), with a numeric spot check at Delta = 0.3, and classic mistakes are named.
+    ``Delta`` is passed as a positive sympy Symbol. The reference is erf(Delta /
+    sqrt(2)) (the mass of N(0, 1) on [-Delta, Delta]); the comparison is symbolic
+    (``sympy.simplify`` of the difference, rewritten with erf), with a numeric spot
+    check at Delta = 0.3, and classic mistakes are named.
 
     Args:
-        flip_probability: your function Delta -> P(abs(w.x) <= Delta), a sympy expression in
-            the sympy symbol Delta it receives.
+        flip_probability: your function Delta -> P(abs(w.x) <= Delta), a sympy
+            expression in the sympy symbol Delta it receives.
 
     Example:
         >>> import sympy as sp
@@ -174,25 +183,31 @@ def check_flip_probability(flip_probability: Callable) -> None:
     got = call(flip_probability, delta, what="flip_probability(Delta)")
     if got is None:
         raise ExerciseCheckError(
-            "flip_probability(Delta): got None. Does your function end with a `return` statement?"
+            "flip_probability(Delta): got None. Does your function end with a `return` "
+            "statement?"
         )
     if isinstance(got, (str, bytes)) or not isinstance(got, (sp.Basic, int, float)):
         raise ExerciseCheckError(
-            f"flip_probability(Delta) should return a sympy expression in Delta, got {type(got).__name__}"
+            "flip_probability(Delta) should return a sympy expression in Delta, got "
+            f"{type(got).__name__}"
         )
     got = sp.sympify(got)
     if got.has(sp.Integral):
         raise ExerciseCheckError(
-            "flip_probability(Delta) still contains an unevaluated integral: declare the integration "
+            "flip_probability(Delta) still contains an unevaluated integral: declare "
+            "the integration "
             "variable real (sp.Symbol('u', real=True)) so that sympy can finish it."
         )
     stray = sorted(map(str, got.free_symbols - {delta}))
     if stray:
         raise ExerciseCheckError(
-            f"flip_probability(Delta) contains the symbols {stray}: it must depend on the Delta passed "
-            "to it only (w.x is a standard Gaussian for a unit x, whatever the dimension)."
+            f"flip_probability(Delta) contains the symbols {stray}: it must depend on "
+            "the Delta passed "
+            "to it only (w.x is a standard Gaussian for a unit x, whatever the "
+            "dimension)."
             + (
-                " (Your 'Delta' is a new symbol, not the argument: use the argument of your function.)"
+                " (Your 'Delta' is a new symbol, not the argument: use the argument of "
+                "your function.)"
                 if "Delta" in stray
                 else ""
             )
@@ -207,7 +222,8 @@ def check_flip_probability(flip_probability: Callable) -> None:
     hints = [
         (
             truth / 2,
-            "that is P(0 <= w.x <= Delta), one side only: the sign can change from either side of 0",
+            "that is P(0 <= w.x <= Delta), one side only: the sign can change from "
+            "either side of 0",
         ),
         (
             delta * sp.sqrt(2 / sp.pi),
@@ -216,7 +232,8 @@ def check_flip_probability(flip_probability: Callable) -> None:
         ),
         (
             sp.erf(delta),
-            "erf(Delta) is P(|u| <= Delta) for u ~ N(0, 1/2); w.x has variance ||x||^2 = 1",
+            "erf(Delta) is P(|u| <= Delta) for u ~ N(0, 1/2); w.x has variance ||x||^2 "
+            "= 1",
         ),
         (1 - truth, "that is the probability that the sign can NOT change"),
     ]
@@ -226,7 +243,8 @@ def check_flip_probability(flip_probability: Callable) -> None:
             hint = why
             break
     raise ExerciseCheckError(
-        f"flip_probability(Delta) = {got} differs from the probability: at Delta = 0.3 it gives "
+        f"flip_probability(Delta) = {got} differs from the probability: at Delta = 0.3 "
+        "it gives "
         f"{value.real:.6f}, the probability is {expected:.6f}. Hint: {hint}."
     )
 
@@ -237,7 +255,8 @@ def check_kernel_ridge(krr_predict: Callable) -> None:
     Reference: primal ridge regression on explicit random features, solved with numpy.
 
     Args:
-        krr_predict: your function (K, k_test, y, ridge) -> the predictions at the test points.
+        krr_predict: your function (K, k_test, y, ridge) -> the predictions at the test
+            points.
 
     Example:
         A wrong answer (the ridge left out: kernel interpolation) is rejected:
@@ -289,19 +308,20 @@ def check_kernel_ridge(krr_predict: Callable) -> None:
         hint="with ridge = 0 kernel regression interpolates",
     )
     return passed(
-        "your kernel ridge regression equals primal ridge regression and interpolates at ridge 0."
+        "your kernel ridge regression equals primal ridge regression and interpolates "
+        "at ridge 0."
     )
 
 
 def check_readout_ensemble(readout_ensemble_covariance: Callable) -> None:
-    """readout_ensemble_covariance(k_train, k_test_train, k_test, t): the covariance over
-    initializations of the test outputs of an infinitely wide network whose readout alone is
-    trained by gradient flow for a time t on the loss (1/2n) sum (f - y)^2.
+    """readout_ensemble_covariance(k_train, k_test_train, k_test, t): the covariance
+    over initializations of the test outputs of an infinitely wide network whose readout
+    alone is trained by gradient flow for a time t on the loss (1/2n) sum (f - y)^2.
 
-    Reference: :func:`lecturekit.regression.trained_ensemble_law` with the tangent kernel
-    equal to the NNGP (the general formula with its cross terms, a different route from the
-    closed form K(*,*) - K(*,S) K^-1 (I - exp(-2tK/n)) K(S,*) the exercise asks for), on a
-    random kernel of 5 training and 4 test inputs, at t = 3.
+    Reference: :func:`lecturekit.regression.trained_ensemble_law` with the tangent
+    kernel equal to the NNGP (the general formula with its cross terms, a different
+    route from the closed form K(*,*) - K(*,S) K^-1 (I - exp(-2tK/n)) K(S,*) the
+    exercise asks for), on a random kernel of 5 training and 4 test inputs, at t = 3.
 
     Args:
         readout_ensemble_covariance: your function (k_train (n, n), k_test_train (m, n),

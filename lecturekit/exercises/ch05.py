@@ -53,12 +53,15 @@ def check_min_l1(min_l1: Callable) -> None:
         got = call_numeric(min_l1, X.copy(), y.copy(), what=what)
         if got.shape != (d,):
             raise ExerciseCheckError(
-                f"min_l1 should return a vector of length d = {d}, got shape {got.shape}"
+                f"min_l1 should return a vector of length d = {d}, got shape "
+                f"{got.shape}"
             )
         if np.linalg.norm(X @ got - y) > 1e-6 * np.linalg.norm(y):
             raise ExerciseCheckError(
-                f"your beta does not interpolate: ||X beta - y|| = {np.linalg.norm(X @ got - y):.3g}. "
-                "Hint: the constraint is an equality, A_eq = [X, -X] on the split beta = u - v."
+                "your beta does not interpolate: ||X beta - y|| = "
+                f"{np.linalg.norm(X @ got - y):.3g}. "
+                "Hint: the constraint is an equality, A_eq = [X, -X] on the split beta "
+                "= u - v."
             )
         ref = np.asarray(_ib.min_l1_interpolant(X, y))
         compare(
@@ -74,7 +77,8 @@ def check_min_l1(min_l1: Callable) -> None:
 
 
 def check_support_vectors(support_vectors: Callable) -> None:
-    """support_vectors(X, y) must return the boolean mask {i : a_i > 0} of the hard-margin SVM.
+    """support_vectors(X, y) must return the boolean mask {i : a_i > 0} of the
+    hard-margin SVM.
 
     Args:
         support_vectors: your function (X, y) -> a boolean mask of the support vectors.
@@ -111,15 +115,19 @@ def check_support_vectors(support_vectors: Callable) -> None:
         want = np.asarray(ref.support)
         if not np.array_equal(got, want):
             raise ExerciseCheckError(
-                f"trial {trial}: you marked points {np.flatnonzero(got).tolist()} but the support vectors "
-                f"(dual variables a_i > 0) are {np.flatnonzero(want).tolist()}. Hint: the set is "
-                "{i : a_i > 0}, not {i : a_i = 0}; compare a_i with a tolerance relative to max(a)."
+                f"trial {trial}: you marked points {np.flatnonzero(got).tolist()} but "
+                "the support vectors "
+                f"(dual variables a_i > 0) are {np.flatnonzero(want).tolist()}. Hint: "
+                "the set is "
+                "{i : a_i > 0}, not {i : a_i = 0}; compare a_i with a tolerance "
+                "relative to max(a)."
             )
     return passed("your support vectors agree with the SVM dual on three data sets.")
 
 
 def check_continuum_mass(lower_mass: Callable) -> None:
-    """lower_mass(s1, s2): stationary mass of [0, pi) for step sizes s1 on [0, pi) and s2 on [pi, 2 pi).
+    """lower_mass(s1, s2): stationary mass of [0, pi) for step sizes s1 on [0, pi) and
+    s2 on [pi, 2 pi).
 
     Args:
         lower_mass: your function of the exercise's parameters -> the stationary mass.
@@ -148,13 +156,16 @@ def check_continuum_mass(lower_mass: Callable) -> None:
         rtol=2e-3,
     )
     return passed(
-        "your formula matches the Fokker-Planck answer and the exact lattice chain (0.7992 at n = 400)."
+        "your formula matches the Fokker-Planck answer and the exact lattice chain "
+        "(0.7992 at n = 400)."
     )
 
 
 @functools.cache
 def _gd_deviation_reference(step_scale: float) -> float:
-    """||beta_GD - argmin Q|| / ||argmin Q|| at alpha = 0.1 on the check's problem (computed once)."""
+    """||beta_GD - argmin Q|| / ||argmin Q|| at alpha = 0.1 on the check's problem
+    (computed once).
+    """
     X, y = _sparse_problem(0, 20, 40, 3)
     ref = np.asarray(_ib.argmin_Q(X, y, alpha=0.1))
     beta = np.asarray(_ib.train_diagonal_net(X, y, alpha=0.1, step_scale=step_scale))
@@ -162,11 +173,12 @@ def _gd_deviation_reference(step_scale: float) -> float:
 
 
 def check_gd_bias_order(deviation: Callable) -> None:
-    """deviation(X, y, step_scale) must return ||beta_GD - argmin Q|| / ||argmin Q|| at alpha = 0.1.
+    """deviation(X, y, step_scale) must return ||beta_GD - argmin Q|| / ||argmin Q|| at
+    alpha = 0.1.
 
     Args:
-        deviation: your function (X, y, step_scale) -> the deviation of gradient descent from
-            gradient flow.
+        deviation: your function (X, y, step_scale) -> the deviation of gradient descent
+            from gradient flow.
 
     Example:
         >>> exercises.ch05.check_gd_bias_order(0.0)
@@ -188,7 +200,8 @@ def check_gd_bias_order(deviation: Callable) -> None:
             hint="use implicit_bias.train_diagonal_net(X, y, alpha=0.1, step_scale=c) and implicit_bias.argmin_Q.",
         )
     return passed(
-        "your deviations match: gradient descent is biased by its step, more so for larger steps."
+        "your deviations match: gradient descent is biased by its step, more so for "
+        "larger steps."
     )
 
 
@@ -200,13 +213,14 @@ def _uv_reference_slope(beta, alpha):
 
 
 def check_uv_potential(phi, beta, alpha) -> None:
-    """``phi`` (a sympy expression in ``beta`` and ``alpha``) must be the implicit potential of
-    the network beta = u * v trained by gradient flow from u(0) = alpha, v(0) = 0.
+    """``phi`` (a sympy expression in ``beta`` and ``alpha``) must be the implicit
+    potential of the network beta = u * v trained by gradient flow from u(0) = alpha,
+    v(0) = 0.
 
-    A potential is defined up to a positive factor and an additive constant (both leave the
-    KKT condition phi'(beta) in the row space of X unchanged), so the check compares the
-    normalized slope phi'(beta) / phi''(0) with (alpha^2/2) arcsinh(2 beta / alpha^2), by
-    ``sympy.simplify`` and at a few numeric points.
+    A potential is defined up to a positive factor and an additive constant (both leave
+    the KKT condition phi'(beta) in the row space of X unchanged), so the check compares
+    the normalized slope phi'(beta) / phi''(0) with (alpha^2/2) arcsinh(2 beta /
+    alpha^2), by ``sympy.simplify`` and at a few numeric points.
 
     Args:
         phi: your potential, a sympy expression in beta and alpha.
@@ -265,17 +279,22 @@ def check_uv_potential(phi, beta, alpha) -> None:
             and np.isfinite(got)
         ):
             raise ExerciseCheckError(
-                f"your potential has phi''(0) = {curvature} (at alpha = {av}: {c0:.4g}): a potential that "
-                "selects an interpolant here is smooth and strictly convex, with 0 < phi''(0) < infinity."
+                f"your potential has phi''(0) = {curvature} (at alpha = {av}: "
+                f"{c0:.4g}): a potential that "
+                "selects an interpolant here is smooth and strictly convex, with 0 < "
+                "phi''(0) < infinity."
             )
         want = float(truth.subs({b: bv, a: av}))
         if not (
             abs(got.imag) < 1e-12 and abs(got.real - want) <= 1e-9 * (1 + abs(want))
         ):
             raise ExerciseCheckError(
-                f"at beta = {bv}, alpha = {av} your phi'(beta)/phi''(0) is {got.real:.6g}, but the flow's "
-                f"potential has {want:.6g}. Hint: u^2 - v^2 is conserved, so u = alpha cosh(w) and "
-                "v = alpha sinh(w) with w(t) in the row space of X; write beta in terms of w and invert."
+                f"at beta = {bv}, alpha = {av} your phi'(beta)/phi''(0) is "
+                f"{got.real:.6g}, but the flow's "
+                f"potential has {want:.6g}. Hint: u^2 - v^2 is conserved, so u = alpha "
+                "cosh(w) and "
+                "v = alpha sinh(w) with w(t) in the row space of X; write beta in "
+                "terms of w and invert."
             )
     residue = sp.simplify(slope - truth)
     note = (
@@ -284,7 +303,8 @@ def check_uv_potential(phi, beta, alpha) -> None:
         else " (sympy could not simplify the difference to 0; the numbers agree)"
     )
     return passed(
-        "the u*v network from (alpha, 0) minimizes the diagonal network's Q at scale alpha/2: "
+        "the u*v network from (alpha, 0) minimizes the diagonal network's Q at scale "
+        "alpha/2: "
         "phi_alpha(beta) = (alpha^2/4) q(4 beta / alpha^2), up to a constant factor"
         + note
         + "."
@@ -296,9 +316,9 @@ def check_flattest_interpolant(flattest_interpolant: Callable) -> None:
 
     For the diagonal network ``beta = theta_+^2 - theta_-^2`` with the loss
     ``(1/2N) sum_n (<beta, x_n> - y_n)^2``, at every interpolant
-    ``tr H = (4/N) sum_j c_j (theta_+j^2 + theta_-j^2)`` with ``c_j = sum_n x_nj^2``; its
-    minimum over the interpolants is reached at the minimizer of ``sum_j c_j abs(beta_j)``
-    subject to ``X beta = y``.
+    ``tr H = (4/N) sum_j c_j (theta_+j^2 + theta_-j^2)`` with ``c_j = sum_n x_nj^2``;
+    its minimum over the interpolants is reached at the minimizer of ``sum_j c_j
+    abs(beta_j)`` subject to ``X beta = y``.
 
     Args:
         flattest_interpolant: your function (X, y) -> beta, shape (d,).

@@ -35,10 +35,12 @@ def _shallow_reference(w, b, v, lo, hi):
 
 
 def check_shallow_breakpoints(shallow_breakpoints: Callable) -> None:
-    """shallow_breakpoints(w, b, v, lo, hi) -> sorted kinks in (lo, hi) of sum_j v_j relu(w_j x + b_j).
+    """shallow_breakpoints(w, b, v, lo, hi) -> sorted kinks in (lo, hi) of sum_j v_j
+    relu(w_j x + b_j).
 
     Args:
-        shallow_breakpoints: your function of a one-hidden-layer network -> its breakpoints.
+        shallow_breakpoints: your function of a one-hidden-layer network -> its
+            breakpoints.
 
     Example:
         >>> exercises.ch06.check_shallow_breakpoints(lambda *args: np.array([]))
@@ -67,8 +69,10 @@ def check_shallow_breakpoints(shallow_breakpoints: Callable) -> None:
         expected = _shallow_reference(w, b, v, lo, hi)
         if got.shape != expected.shape:
             raise ExerciseCheckError(
-                f"with {len(w)} neurons on ({lo}, {hi}) expected {expected.size} breakpoints, got "
-                f"{got.size}. Hint: keep x* = -b_j / w_j only if w_j != 0, v_j != 0 and lo < x* < hi."
+                f"with {len(w)} neurons on ({lo}, {hi}) expected {expected.size} "
+                "breakpoints, got "
+                f"{got.size}. Hint: keep x* = -b_j / w_j only if w_j != 0, v_j != 0 "
+                "and lo < x* < hi."
             )
         compare(
             got,
@@ -79,18 +83,21 @@ def check_shallow_breakpoints(shallow_breakpoints: Callable) -> None:
             hint="return them sorted",
         )
     return passed(
-        "breakpoints -b_j/w_j of the neurons with w_j != 0 and v_j != 0 inside the interval."
+        "breakpoints -b_j/w_j of the neurons with w_j != 0 and v_j != 0 inside the "
+        "interval."
     )
 
 
 def check_region_recursion(regions_count: Callable) -> None:
-    """regions_count(n, d) -> cells of n hyperplanes in general position in R^d, via the recursion.
+    """regions_count(n, d) -> cells of n hyperplanes in general position in R^d, via the
+    recursion.
 
     Args:
         regions_count: your function (n, d) -> the number of regions r(n, d).
 
     Example:
-        A wrong answer (2^n, the count when every hyperplane cuts every region) is rejected:
+        A wrong answer (2^n, the count when every hyperplane cuts every region) is
+        rejected:
 
         >>> exercises.ch06.check_region_recursion(lambda n, d: 2**n)
         Traceback (most recent call last):
@@ -107,8 +114,10 @@ def check_region_recursion(regions_count: Callable) -> None:
             want = sum(math.comb(n, i) for i in range(d + 1))
             if got != want:
                 raise ExerciseCheckError(
-                    f"regions_count({n}, {d}) = {got}, expected {want}. Hint: r(n, d) = r(n-1, d) + "
-                    "r(n-1, d-1), with r(0, d) = 1 and r(n, 0) = 1 (a point has one cell)."
+                    f"regions_count({n}, {d}) = {got}, expected {want}. Hint: r(n, d) "
+                    "= r(n-1, d) + "
+                    "r(n-1, d-1), with r(0, d) = 1 and r(n, 0) = 1 (a point has one "
+                    "cell)."
                 )
     rng = np.random.default_rng(6)
     for n, d in ((4, 2), (7, 2), (5, 3)):
@@ -142,7 +151,8 @@ def _check_zigzag_structure(net, params, depth: int) -> None:
         or net.widths[-1] != 1
     ):
         raise ExerciseCheckError(
-            f"zigzag_net({depth}): the network should be a ReLU mlp with one input, one "
+            f"zigzag_net({depth}): the network should be a ReLU mlp with one input, "
+            "one "
             "output and no output activation, e.g. nets.mlp((1, 3, ..., 3, 1), 'relu', "
             "parameterization='standard')"
         )
@@ -156,7 +166,8 @@ def _check_zigzag_structure(net, params, depth: int) -> None:
 
 
 def check_zigzag_net(zigzag_net: Callable) -> None:
-    """zigzag_net(L) -> (net, params): a ReLU mlp equal to g o ... o g (L times) on [0, 1].
+    """zigzag_net(L) -> (net, params): a ReLU mlp equal to g o ... o g (L times) on [0,
+    1].
 
     Args:
         zigzag_net: your function k -> (net, params), a ReLU network of the zigzag.
@@ -172,7 +183,8 @@ def check_zigzag_net(zigzag_net: Callable) -> None:
         out = call(zigzag_net, depth, what=f"zigzag_net({depth})")
         if not (isinstance(out, tuple) and len(out) == 2):
             raise ExerciseCheckError(
-                f"zigzag_net({depth}) should return a pair (net, params), got {type(out).__name__}"
+                f"zigzag_net({depth}) should return a pair (net, params), got "
+                f"{type(out).__name__}"
             )
         net, params = out
         _check_zigzag_structure(net, params, depth)
@@ -191,7 +203,8 @@ def check_zigzag_net(zigzag_net: Callable) -> None:
         pieces = regions.count_pieces_1d(net, params, 0.0, 1.0)
         if pieces != 3**depth:
             raise ExerciseCheckError(
-                f"L = {depth}: the network has {pieces} pieces on [0, 1], expected 3^L = {3**depth}"
+                f"L = {depth}: the network has {pieces} pieces on [0, 1], expected 3^L "
+                f"= {3**depth}"
             )
     return passed(
         "g^L has exactly 3^L pieces on [0, 1] (counted from the weights) for L = 1..5."
@@ -199,11 +212,12 @@ def check_zigzag_net(zigzag_net: Callable) -> None:
 
 
 def _disk_reference(n: sp.Symbol, R: sp.Symbol, sigma_b: sp.Symbol) -> sp.Expr:
-    """E[#first-layer lines meeting the disk |x| < R], derived here by sympy (not typed in).
+    """E[#first-layer lines meeting the disk |x| < R], derived here by sympy (not typed
+    in).
 
-    Neuron j switches on {x : w_j . x + sigma_b b_j = 0}, at distance sigma_b |b_j| / |w_j|
-    from the origin; given |w_j| = r, P(sigma_b |b_j| < R r) = erf(R r / (sqrt(2) sigma_b)),
-    and |w_j| has the Rayleigh density r exp(-r^2 / 2).
+    Neuron j switches on {x : w_j . x + sigma_b b_j = 0}, at distance sigma_b |b_j| /
+    |w_j| from the origin; given |w_j| = r, P(sigma_b |b_j| < R r) = erf(R r / (sqrt(2)
+    sigma_b)), and |w_j| has the Rayleigh density r exp(-r^2 / 2).
     """
     r = sp.Symbol("r_check", positive=True)
     r_pos, s_pos = (
@@ -221,12 +235,15 @@ def _disk_reference(n: sp.Symbol, R: sp.Symbol, sigma_b: sp.Symbol) -> sp.Expr:
 _DISK_MISTAKES = (
     (
         lambda n, R, s: n * 2 / sp.pi * sp.atan(sp.sqrt(2) * R / s),
-        "this is the one-dimensional answer (a breakpoint in [-R, R]); in the plane the distance of "
-        "the line to the origin is sigma_b |b| / |w| with |w| the norm of a 2-D Gaussian vector",
+        "this is the one-dimensional answer (a breakpoint in [-R, R]); in the plane "
+        "the distance of "
+        "the line to the origin is sigma_b |b| / |w| with |w| the norm of a 2-D "
+        "Gaussian vector",
     ),
     (
         lambda n, R, s: n * sp.erf(R / s),
-        "you replaced |w| by its root-mean-square sqrt(2); average P(sigma_b |b| < R |w|) over the "
+        "you replaced |w| by its root-mean-square sqrt(2); average P(sigma_b |b| < R "
+        "|w|) over the "
         "Rayleigh law of |w| instead",
     ),
     (
@@ -239,13 +256,14 @@ _DISK_MISTAKES = (
 def check_lines_in_disk(
     expr: sp.Expr, n: sp.Symbol, R: sp.Symbol, sigma_b: sp.Symbol
 ) -> None:
-    """``expr``: E[#neurons whose switching line meets the disk of radius R], as a sympy expression.
+    """``expr``: E[#neurons whose switching line meets the disk of radius R], as a sympy
+    expression.
 
-    Setting: one hidden layer of n ReLU neurons on 2-D inputs in the NTK parameterization
-    (sigma_w = sqrt(2), fan-in 2, so z_j = w_j . x + sigma_b b_j with w_j ~ N(0, I_2) and
-    b_j ~ N(0, 1)). Compared symbolically (``sympy.simplify`` of the difference must be 0)
-    with the reference derived by sympy here, and numerically at a spot point, where a
-    wrong answer is evaluated to explain what it missed.
+    Setting: one hidden layer of n ReLU neurons on 2-D inputs in the NTK
+    parameterization (sigma_w = sqrt(2), fan-in 2, so z_j = w_j . x + sigma_b b_j with
+    w_j ~ N(0, I_2) and b_j ~ N(0, 1)). Compared symbolically (``sympy.simplify`` of the
+    difference must be 0) with the reference derived by sympy here, and numerically at a
+    spot point, where a wrong answer is evaluated to explain what it missed.
 
     Args:
         expr: your expected number of lines, a sympy expression in n, R and sigma_b.
@@ -267,7 +285,8 @@ def check_lines_in_disk(
             else ""
         )
         raise ExerciseCheckError(
-            f"expected a sympy expression in n, R, sigma_b, got {type(expr).__name__}{hint}"
+            "expected a sympy expression in n, R, sigma_b, got "
+            f"{type(expr).__name__}{hint}"
         )
     for name, symbol in (("n", n), ("R", R), ("sigma_b", sigma_b)):
         if not isinstance(symbol, sp.Symbol):
@@ -277,19 +296,24 @@ def check_lines_in_disk(
             )
     if expr.has(sp.Integral):
         raise ExerciseCheckError(
-            "your expression still contains an unevaluated integral: sympy could not finish it. "
-            "Declare the symbols positive, e.g. sp.symbols('n R sigma_b', positive=True), and the "
+            "your expression still contains an unevaluated integral: sympy could not "
+            "finish it. "
+            "Declare the symbols positive, e.g. sp.symbols('n R sigma_b', "
+            "positive=True), and the "
             "integration variable positive too."
         )
     stray = sorted(map(str, expr.free_symbols - {n, R, sigma_b}))
     if stray:
         twins = set(stray) & {str(n), str(R), str(sigma_b)}
         raise ExerciseCheckError(
-            f"your expression contains the symbols {stray}, which are not the n, R, sigma_b passed to "
-            "the check: integrate out every auxiliary variable and pass the symbols your expression "
+            f"your expression contains the symbols {stray}, which are not the n, R, "
+            "sigma_b passed to "
+            "the check: integrate out every auxiliary variable and pass the symbols "
+            "your expression "
             "uses."
             + (
-                f" ({sorted(twins)} also names a passed symbol created with other assumptions, "
+                f" ({sorted(twins)} also names a passed symbol created with other "
+                "assumptions, "
                 "e.g. positive=True in one place and not in the other.)"
                 if twins
                 else ""
@@ -320,11 +344,14 @@ def check_lines_in_disk(
         value = float(sp.N(wrong(*point.values())))
         if abs(got - value) <= 1e-9 * abs(value):
             raise ExerciseCheckError(
-                f"{where} your expression gives {got.real:.6g}, the right one {want:.6g}: {why}."
+                f"{where} your expression gives {got.real:.6g}, the right one "
+                f"{want:.6g}: {why}."
             )
     raise ExerciseCheckError(
-        f"your expression is not the expected number of lines meeting the disk: {where} it gives "
-        f"{got.real:.6g} instead of {want:.6g}. Hint: condition on |w_j| = r (Rayleigh density "
+        "your expression is not the expected number of lines meeting the disk: "
+        f"{where} it gives "
+        f"{got.real:.6g} instead of {want:.6g}. Hint: condition on |w_j| = r (Rayleigh "
+        "density "
         "r exp(-r^2/2)); then P(sigma_b |b_j| < R r) = erf(R r / (sqrt(2) sigma_b))."
     )
 
@@ -341,17 +368,20 @@ def _pieces_reference(L: int, eps) -> int:
 
 
 def check_pieces_needed(pieces_needed: Callable) -> None:
-    """pieces_needed(L, eps) -> the fewest pieces the depth-separation bound allows for error < eps.
+    """pieces_needed(L, eps) -> the fewest pieces the depth-separation bound allows for
+    error < eps.
 
-    The bound of Chapter 6, section 6.5: every continuous g with at most p affine pieces on
-    [0, 1] has int abs(f_L - g) >= (1 - (2p + 2)/2^L)/8. The answer is the smallest integer
-    p >= 1 for which that bound is below eps (so that an error below eps is not excluded).
+    The bound of Chapter 6, section 6.5: every continuous g with at most p affine pieces
+    on [0, 1] has int abs(f_L - g) >= (1 - (2p + 2)/2^L)/8. The answer is the smallest
+    integer p >= 1 for which that bound is below eps (so that an error below eps is not
+    excluded).
 
     Args:
         pieces_needed: your function of (L, eps), L >= 2 an integer and eps > 0.
 
     Example:
-        Forgetting that each sign change can save two triangles (2^L instead of 2^(L-1)):
+        Forgetting that each sign change can save two triangles (2^L instead of
+        2^(L-1)):
 
         >>> exercises.ch06.check_pieces_needed(
         ...     lambda L, eps: max(1, math.floor(2**L * (1 - 8 * eps) - 1) + 1))
@@ -360,7 +390,8 @@ def check_pieces_needed(pieces_needed: Callable) -> None:
     """
     require_callable(pieces_needed, what="pieces_needed")
     cases = [(L, eps) for L in range(2, 13) for eps in (0.001, 0.01, 0.03, 0.05, 0.1)]
-    # exact boundaries (the bound equals eps at an integer p) and eps >= 1/8 (nothing excluded)
+    # exact boundaries (the bound equals eps at an integer p) and eps >= 1/8 (nothing
+    # excluded)
     cases += [(5, 1 / 16), (6, 1 / 16), (8, 1 / 32), (4, 0.125), (7, 0.2)]
     for L, eps in cases:
         got = call(pieces_needed, L, eps, what=f"pieces_needed({L}, {eps})")
@@ -381,7 +412,8 @@ def check_pieces_needed(pieces_needed: Callable) -> None:
             )
         elif got == max(1, math.floor(2**L * (1 - 8 * eps) - 1) + 1):
             hint = (
-                "this is twice the answer's leading term: the bound has 2p + 2 (each sign "
+                "this is twice the answer's leading term: the bound has 2p + 2 (each "
+                "sign "
                 "change spoils at most one triangle and each run loses one), not p + 1."
             )
         elif got == max(1, math.floor(2 ** (L - 1) * (1 - 8 * eps)) + 1):

@@ -1,8 +1,9 @@
-"""Checks for the exercises of Chapter 7 (learning rates, parameterizations, feature learning).
+"""Checks for the exercises of Chapter 7 (learning rates, parameterizations, feature
+learning).
 
 Each check calls the learner's function on problems drawn here and compares it with an
-independent reference: eigenvalues of the iteration matrix, a brute-force search over step
-sizes, the stationary covariance of the noisy iteration (a Lyapunov equation), a
+independent reference: eigenvalues of the iteration matrix, a brute-force search over
+step sizes, the stationary covariance of the noisy iteration (a Lyapunov equation), a
 direct evaluation of two networks, and the per-layer table of the library's muP network.
 """
 
@@ -61,19 +62,22 @@ def check_contraction_factor(contraction: Callable) -> None:
                 what=f"||I - lr A|| for eigenvalues {np.round(lams, 3)} at lr = {lr}",
                 rtol=1e-9,
                 hint="the norm of a symmetric matrix is its largest |eigenvalue|; the "
-                "eigenvalues of I - lr A are 1 - lr lambda_i, and both ends of the spectrum matter.",
+                "eigenvalues of I - lr A are 1 - lr lambda_i, and both ends of the "
+                "spectrum matter.",
             )
     return passed(
-        "your contraction factor is the largest |1 - lr lambda_i| on 12 (spectrum, step) pairs."
+        "your contraction factor is the largest |1 - lr lambda_i| on 12 (spectrum, "
+        "step) pairs."
     )
 
 
 def check_best_step(best_step: Callable) -> None:
-    """best_step(lam_min, lam_max) must return the constant step minimizing ||I - lr A||.
+    """best_step(lam_min, lam_max) must return the constant step minimizing ||I - lr
+    A||.
 
     Args:
-        best_step: your function (lam_min, lam_max) -> (step, factor), the optimal step and
-            the contraction factor it achieves.
+        best_step: your function (lam_min, lam_max) -> (step, factor), the optimal step
+            and the contraction factor it achieves.
 
     Example:
         >>> exercises.ch07.check_best_step(lambda a, b: (1 / b, 1 - a / b))
@@ -85,7 +89,8 @@ def check_best_step(best_step: Callable) -> None:
         got = call_numeric(best_step, lo, hi, what=f"best_step({lo}, {hi})")
         if got.shape != (2,):
             raise ExerciseCheckError(
-                f"best_step should return two numbers (step, factor), got shape {got.shape}"
+                "best_step should return two numbers (step, factor), got shape "
+                f"{got.shape}"
             )
         grid = np.linspace(0.0, 2.0 / hi, 200001)[1:]
         factors = np.maximum(np.abs(1 - grid * lo), np.abs(1 - grid * hi))
@@ -109,7 +114,8 @@ def check_best_step(best_step: Callable) -> None:
 
 
 def check_noise_floor(floor: Callable) -> None:
-    """floor(lams, lr, sigma) must return the stationary mean loss of noisy gradient descent.
+    """floor(lams, lr, sigma) must return the stationary mean loss of noisy gradient
+    descent.
 
     Setting: L(theta) = (1/2) sum_i lams_i theta_i^2 and
     theta <- theta - lr (grad L(theta) + sigma xi), xi ~ N(0, I) i.i.d.; the answer is
@@ -133,7 +139,8 @@ def check_noise_floor(floor: Callable) -> None:
         got = call_numeric(
             floor, lams.copy(), lr, sigma, what=f"floor({lams}, {lr}, {sigma})"
         )
-        # stationary covariance C of theta' = M theta + lr sigma xi: C = M C M + lr^2 sigma^2 I
+        # stationary covariance C of theta' = M theta + lr sigma xi: C = M C M + lr^2
+        # sigma^2 I
         m = np.diag(1 - lr * lams)
         cov = scipy.linalg.solve_discrete_lyapunov(
             m, (lr * sigma) ** 2 * np.eye(len(lams))
@@ -153,15 +160,16 @@ def check_noise_floor(floor: Callable) -> None:
 
 
 def check_ntk_alpha(alpha_for_width: Callable) -> None:
-    """alpha_for_width(m) must return the alpha at which the lazy mean-field net is the NTK one.
+    """alpha_for_width(m) must return the alpha at which the lazy mean-field net is the
+    NTK one.
 
     Setting: a one-hidden-layer mean-field network f_MF of width m
     (``nets.mlp(..., parameterization="mean_field")``) and the NTK-parameterized network
-    f_NTK with the same parameters, both without a readout bias (``out_b_std = 0``). Find
-    alpha(m) such that alpha (f_MF - f_MF(theta_0)) = f_NTK - f_NTK(theta_0) for all
-    parameters. The check evaluates both library networks at perturbed parameters, and
-    compares one gradient step of size lr on the lazy loss L_alpha of f_MF with one step of
-    size lr / m on the centred NTK loss (:func:`lecturekit.training.lazy_loss`).
+    f_NTK with the same parameters, both without a readout bias (``out_b_std = 0``).
+    Find alpha(m) such that alpha (f_MF - f_MF(theta_0)) = f_NTK - f_NTK(theta_0) for
+    all parameters. The check evaluates both library networks at perturbed parameters,
+    and compares one gradient step of size lr on the lazy loss L_alpha of f_MF with one
+    step of size lr / m on the centred NTK loss (:func:`lecturekit.training.lazy_loss`).
 
     Args:
         alpha_for_width: your function m -> alpha.
@@ -178,7 +186,9 @@ def check_ntk_alpha(alpha_for_width: Callable) -> None:
     from .. import nets, training
 
     def evaluate(net_mf, net_ntk, m, alpha, p0, p1, x, y):
-        """Centred outputs of both networks and one step lr on L_alpha and lr / m on L_NTK."""
+        """Centred outputs of both networks and one step lr on L_alpha and lr / m on
+        L_NTK.
+        """
         f_mf = net_mf.apply(p1, x) - net_mf.apply(p0, x)
         f_ntk = net_ntk.apply(p1, x) - net_ntk.apply(p0, x)
         g_lazy = jax.grad(training.lazy_loss(net_mf.apply, p0, x, y, alpha=alpha))(p1)
@@ -246,12 +256,15 @@ def check_ntk_alpha(alpha_for_width: Callable) -> None:
             "the centred NTK loss.",
         )
     return passed(
-        "alpha(m) (f_MF - f_MF(theta_0)) equals f_NTK - f_NTK(theta_0) for the library networks, and "
-        "a step lr on L_alpha is a step lr / m on the centred NTK loss, at widths 4, 25 and 300."
+        "alpha(m) (f_MF - f_MF(theta_0)) equals f_NTK - f_NTK(theta_0) for the library "
+        "networks, and "
+        "a step lr on L_alpha is a step lr / m on the centred NTK loss, at widths 4, "
+        "25 and 300."
     )
 
 
-# the classic wrong tables: (input, hidden, readout) exponents of (variance, step) in the width
+# the classic wrong tables: (input, hidden, readout) exponents of (variance, step) in
+# the width
 _WRONG_TABLES = {
     "the standard parameterization (SP)": ((0, 0), (-1, 0), (-1, 0)),
     "the NTK parameterization": ((0, 0), (-1, -1), (-1, -1)),
@@ -262,14 +275,14 @@ _WRONG_TABLES = {
 def check_mup_scalings(mup_scalings: Callable) -> None:
     """mup_scalings(fan_in, fan_out, layer) must give muP's (variance, step) for SGD.
 
-    For a weight matrix of an MLP whose hidden widths all grow together, ``layer`` one of
-    "input", "hidden" and "readout", return (the initial variance of the effective
+    For a weight matrix of an MLP whose hidden widths all grow together, ``layer`` one
+    of "input", "hidden" and "readout", return (the initial variance of the effective
     weights, the step of plain SGD on them in units of the global learning rate), up to
     constants that do not depend on the fans. The check compares how each entry changes
     when the width (or the input dimension) doubles with the library's muP network
     (``nets.mlp(..., parameterization="mup")``, read through
-    :func:`lecturekit.feature_learning.effective_scalings`), and names the parameterization
-    that a wrong table belongs to.
+    :func:`lecturekit.feature_learning.effective_scalings`), and names the
+    parameterization that a wrong table belongs to.
 
     Args:
         mup_scalings: your function (fan_in, fan_out, layer) -> (variance, step).
@@ -301,7 +314,8 @@ def check_mup_scalings(mup_scalings: Callable) -> None:
         )
         if got.shape != (2,) or not np.all(np.isfinite(got)) or np.any(got <= 0):
             raise ExerciseCheckError(
-                f"mup_scalings({fan_in}, {fan_out}, {layer!r}) should return two positive "
+                f"mup_scalings({fan_in}, {fan_out}, {layer!r}) should return two "
+                "positive "
                 f"numbers (variance, step), got {got}"
             )
         return got
@@ -336,17 +350,23 @@ def check_mup_scalings(mup_scalings: Callable) -> None:
         for name, table in _WRONG_TABLES.items():
             if got == table:
                 raise ExerciseCheckError(
-                    f"your width exponents (input, hidden, readout) x (variance, step) are {got}: that is "
-                    f"{name}, not muP for SGD {want}. Hint: in muP the readout is multiplied by 1/width and "
-                    f"every layer with one width dimension (input weights, biases, readout) gets its SGD step "
+                    "your width exponents (input, hidden, readout) x (variance, step) "
+                    f"are {got}: that is "
+                    f"{name}, not muP for SGD {want}. Hint: in muP the readout is "
+                    "multiplied by 1/width and "
+                    "every layer with one width dimension (input weights, biases, "
+                    "readout) gets its SGD step "
                     f"multiplied by the width."
                 )
         raise ExerciseCheckError(
-            f"your width exponents (input, hidden, readout) x (variance, step) are {got}, muP for SGD has "
-            f"{want}. Hint: variance 1/fan_in except the readout (1/fan_in^2); step fan_out for the input "
+            "your width exponents (input, hidden, readout) x (variance, step) are "
+            f"{got}, muP for SGD has "
+            f"{want}. Hint: variance 1/fan_in except the readout (1/fan_in^2); step "
+            "fan_out for the input "
             f"weights, 1 for the hidden ones, 1/fan_in for the readout."
         )
-    # the input layer's variance is 1/fan_in in the input dimension too (doubling d halves it)
+    # the input layer's variance is 1/fan_in in the input dimension too (doubling d
+    # halves it)
     input_d = exponents(widths[0], widths[0], d, 2 * d, "input")
     compare(
         input_d[0],
@@ -357,6 +377,7 @@ def check_mup_scalings(mup_scalings: Callable) -> None:
         hint="the input weights start with variance 1/fan_in, fan_in = d.",
     )
     return passed(
-        f"your table has muP's width exponents {want} for (input, hidden, readout) x (variance, "
+        f"your table has muP's width exponents {want} for (input, hidden, readout) x "
+        "(variance, "
         "step), as the library's muP network, and the input variance 1/d."
     )

@@ -1,9 +1,10 @@
 """Checks for the exercises of Chapter 8 (the loss Hessian).
 
 The references are computed here without ``lecturekit.loss_hessian`` or
-``lecturekit.collapse``: the softmax curvature by finite differences of the cross-entropy,
-ranks from random Jacobians, Hutchinson variances by enumerating Rademacher probes and from
-the eigenvalues for Gaussian ones, the simplex by its defining properties.
+``lecturekit.collapse``: the softmax curvature by finite differences of the
+cross-entropy, ranks from random Jacobians, Hutchinson variances by enumerating
+Rademacher probes and from the eigenvalues for Gaussian ones, the simplex by its
+defining properties.
 """
 
 from __future__ import annotations
@@ -37,10 +38,12 @@ def _cross_entropy(z: np.ndarray, label: int) -> float:
 
 
 def check_softmax_curvature(curvature: Callable) -> None:
-    """curvature(p) must be the k x k Hessian of the cross-entropy in the logits at softmax p.
+    """curvature(p) must be the k x k Hessian of the cross-entropy in the logits at
+    softmax p.
 
     Args:
-        curvature: your function of a probability vector p (shape (k,)) returning (k, k).
+        curvature: your function of a probability vector p (shape (k,)) returning (k,
+            k).
 
     Example:
         >>> import numpy as np
@@ -78,7 +81,8 @@ def check_softmax_curvature(curvature: Callable) -> None:
             "-p_a p_b; the label does not enter.",
         )
     return passed(
-        "A = diag(p) - p p^T: positive semidefinite, A 1 = 0, and independent of the label."
+        "A = diag(p) - p p^T: positive semidefinite, A 1 = 0, and independent of the "
+        "label."
     )
 
 
@@ -96,7 +100,8 @@ def _generic_rank(n: int, k: int, p: int, loss: str, rng: np.random.Generator) -
 
 
 def check_gauss_newton_rank(rank: Callable) -> None:
-    """rank(n, k, P, loss) must be the rank of the Gauss-Newton matrix for generic Jacobians.
+    """rank(n, k, P, loss) must be the rank of the Gauss-Newton matrix for generic
+    Jacobians.
 
     n examples, k outputs, P parameters, loss "square" or "cross_entropy".
 
@@ -110,7 +115,8 @@ def check_gauss_newton_rank(rank: Callable) -> None:
     """
     require_callable(rank, what="rank")
     rng = np.random.default_rng(8)
-    # (5, 4, 12, "cross_entropy"): P < n (k - 1), so min(P, .) matters for the softmax too
+    # (5, 4, 12, "cross_entropy"): P < n (k - 1), so min(P, .) matters for the softmax
+    # too
     for n, k, p, loss in (
         (3, 2, 20, "square"),
         (3, 4, 20, "cross_entropy"),
@@ -124,20 +130,24 @@ def check_gauss_newton_rank(rank: Callable) -> None:
         got = as_scalar(call(rank, n, k, p, loss, what="rank"), what="rank")
         if got != want:
             raise ExerciseCheckError(
-                f"rank({n}, {k}, {p}, {loss!r}) = {got:g}, but random Jacobians give {want}. Hint: G is a "
+                f"rank({n}, {k}, {p}, {loss!r}) = {got:g}, but random Jacobians give "
+                f"{want}. Hint: G is a "
                 "sum of n terms J_i^T A_i J_i; what is the rank of A_i for each loss?"
             )
     return passed(
-        "rank G = min(P, n k) for the square loss and min(P, n (k - 1)) for the cross-entropy "
+        "rank G = min(P, n k) for the square loss and min(P, n (k - 1)) for the "
+        "cross-entropy "
         "(A_i 1 = 0)."
     )
 
 
 def check_hutchinson_variance(variance: Callable) -> None:
-    """variance(H, probe) must be Var(v^T H v) for one probe v, "gaussian" or "rademacher".
+    """variance(H, probe) must be Var(v^T H v) for one probe v, "gaussian" or
+    "rademacher".
 
     Args:
-        variance: your function of a symmetric matrix H and a probe name returning a float.
+        variance: your function of a symmetric matrix H and a probe name returning a
+            float.
 
     Example:
         >>> import numpy as np
@@ -151,7 +161,8 @@ def check_hutchinson_variance(variance: Callable) -> None:
     a = rng.standard_normal((6, 6))
     h = a + a.T + np.diag(rng.standard_normal(6) * 3)
     lam = np.linalg.eigvalsh(h)
-    # Gaussian: v^T H v = sum_i lam_i z_i^2 with independent chi-square(1) terms of variance 2
+    # Gaussian: v^T H v = sum_i lam_i z_i^2 with independent chi-square(1) terms of
+    # variance 2
     gauss = float(np.sum(2 * lam**2))
     signs = np.array(list(itertools.product((-1.0, 1.0), repeat=6)))
     quad = np.einsum("si,ij,sj->s", signs, h, signs)
@@ -170,13 +181,15 @@ def check_hutchinson_variance(variance: Callable) -> None:
             "random sign) in the fourth moments.",
         )
     return passed(
-        "Gaussian probes: 2 ||H||_F^2; Rademacher probes: 2 (||H||_F^2 - sum_i H_ii^2), never "
+        "Gaussian probes: 2 ||H||_F^2; Rademacher probes: 2 (||H||_F^2 - sum_i "
+        "H_ii^2), never "
         "larger. Divide by the number of probes for the variance of the mean."
     )
 
 
 def check_simplex(simplex: Callable) -> None:
-    """simplex(C) must return C centred class means forming a simplex ETF (rows, unit norm).
+    """simplex(C) must return C centred class means forming a simplex ETF (rows, unit
+    norm).
 
     Args:
         simplex: your function of C >= 2 returning an array of shape (C, m) for some m.
@@ -209,6 +222,7 @@ def check_simplex(simplex: Callable) -> None:
             atol=1e-8,
         )
     return passed(
-        "Rows of sqrt(C/(C-1)) (I - 11^T/C): equal norms, cosines -1/(C-1), as far apart as C "
+        "Rows of sqrt(C/(C-1)) (I - 11^T/C): equal norms, cosines -1/(C-1), as far "
+        "apart as C "
         "unit vectors summing to zero can be; orthogonal means would not sum to zero."
     )

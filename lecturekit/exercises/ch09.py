@@ -1,9 +1,10 @@
-"""Checks for the exercises of Chapter 9 (path counting and finite-width tangent kernels).
+"""Checks for the exercises of Chapter 9 (path counting and finite-width tangent
+kernels).
 
-The references are computed here without ``lecturekit.path_counting``: binomial moments by
-summing the probability mass function in exact rationals, path counts by enumerating the
-paths of small networks, activation probabilities by enumerating sign patterns, and the
-one-layer kernel ratio from unit-wise Gaussian moments.
+The references are computed here without ``lecturekit.path_counting``: binomial moments
+by summing the probability mass function in exact rationals, path counts by enumerating
+the paths of small networks, activation probabilities by enumerating sign patterns, and
+the one-layer kernel ratio from unit-wise Gaussian moments.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def check_layer_moment(layer_moment: Callable) -> None:
     require_callable(layer_moment, what="layer_moment")
     n = sp.Symbol("n", positive=True, integer=True)
     expr = _symbolic(layer_moment, n, what="layer_moment(n)")
-    # E[(chi^2_K)^2 | K] = K^2 + 2K (mean K, variance 2K); then average over the binomial
+    # E[(chi^2_K)^2 | K] = K^2 + 2K (mean K, variance 2K); then average over the
+    # binomial
     truth = lambda m: (
         Fraction(4, m**2) * _binomial_mean(m, lambda k: Fraction(k * k + 2 * k))
     )
@@ -99,15 +101,16 @@ def check_layer_moment(layer_moment: Callable) -> None:
         "E[K^2] = n/4 + n^2/4.",
     )
     return passed(
-        "E[((2/n) chi^2_K)^2] = 1 + 5/n, so a layer multiplies the fourth moment by 1 + 5/n."
+        "E[((2/n) chi^2_K)^2] = 1 + 5/n, so a layer multiplies the fourth moment by 1 "
+        "+ 5/n."
     )
 
 
 def check_paths_through_weight(paths_through: Callable) -> None:
     """paths_through(widths, k) must count the paths through one weight of layer k.
 
-    widths = (n_0, n_1, ..., n_L, n_out); a path picks one unit in every layer, input and
-    output included; layer k (1 <= k <= L + 1) holds the weights from layer k - 1 to
+    widths = (n_0, n_1, ..., n_L, n_out); a path picks one unit in every layer, input
+    and output included; layer k (1 <= k <= L + 1) holds the weights from layer k - 1 to
     layer k.
 
     Args:
@@ -130,15 +133,18 @@ def check_paths_through_weight(paths_through: Callable) -> None:
             )
             if got != want:
                 raise ExerciseCheckError(
-                    f"paths through a weight of layer {k} for widths {widths}: got {got:g}, counted "
-                    f"{want}. A weight of layer k fixes the units of layers k - 1 and k; every other "
+                    f"paths through a weight of layer {k} for widths {widths}: got "
+                    f"{got:g}, counted "
+                    f"{want}. A weight of layer k fixes the units of layers k - 1 and "
+                    "k; every other "
                     "layer is free."
                 )
     return passed("a weight of layer k lies on n_0 ... n_{L+1} / (n_{k-1} n_k) paths.")
 
 
 def check_one_layer_ratio(one_layer_ratio: Callable) -> None:
-    """one_layer_ratio(n) must be E[Theta^2] / E[Theta]^2 for one hidden layer of width n.
+    """one_layer_ratio(n) must be E[Theta^2] / E[Theta]^2 for one hidden layer of width
+    n.
 
     The network of Chapter 9 (bias-free ReLU, every layer scaled sqrt(2 / fan-in),
     Gaussian weights, both layers trained), at one input.
@@ -154,10 +160,11 @@ def check_one_layer_ratio(one_layer_ratio: Callable) -> None:
     require_callable(one_layer_ratio, what="one_layer_ratio")
     n = sp.Symbol("n", positive=True, integer=True)
     expr = _symbolic(one_layer_ratio, n, what="one_layer_ratio(n)")
-    # Independent of the chi^2_{2K} law the exercise derives: Theta is proportional to a sum
-    # of n i.i.d. unit terms X = 1{g > 0} (g^2 + v^2), g, v standard normal (g the unit's
-    # pre-activation, v its readout weight). Given g > 0, g^2 has its unconditional law, so
-    # E[X] = (1 + 1) / 2 and E[X^2] = (E g^4 + 2 E g^2 E v^2 + E v^4) / 2 with E g^4 = 3.
+    # Independent of the chi^2_{2K} law the exercise derives: Theta is proportional to a
+    # sum of n i.i.d. unit terms X = 1{g > 0} (g^2 + v^2), g, v standard normal (g the
+    # unit's pre-activation, v its readout weight). Given g > 0, g^2 has its
+    # unconditional law, so E[X] = (1 + 1) / 2 and E[X^2] = (E g^4 + 2 E g^2 E v^2 + E
+    # v^4) / 2 with E g^4 = 3.
     mean_x, second_x = Fraction(1 + 1, 2), Fraction(3 + 2 + 3, 2)
     truth = lambda m: (m * second_x + m * (m - 1) * mean_x**2) / (m * mean_x) ** 2
     _compare_symbolic(
@@ -174,7 +181,8 @@ def check_one_layer_ratio(one_layer_ratio: Callable) -> None:
 
 
 def check_active_probability(active_probability: Callable) -> None:
-    """active_probability(x) must be P(sum_p s_p x_p > 0) for independent random signs s_p.
+    """active_probability(x) must be P(sum_p s_p x_p > 0) for independent random signs
+    s_p.
 
     The probability that a first-layer unit with Rademacher (+-1) weights is active
     (strictly positive pre-activation) at the input x.
@@ -212,15 +220,18 @@ def check_active_probability(active_probability: Callable) -> None:
             hint="Enumerate the 2^d sign vectors; a pre-activation exactly 0 is inactive.",
         )
     return passed(
-        "ties (pre-activation exactly 0) make a Rademacher unit active with probability < 1/2."
+        "ties (pre-activation exactly 0) make a Rademacher unit active with "
+        "probability < 1/2."
     )
 
 
 def check_tie_moment(tie_moment: Callable) -> None:
-    """tie_moment(x) must be E[(df/dx_1)^2] for one hidden layer with Rademacher weights.
+    """tie_moment(x) must be E[(df/dx_1)^2] for one hidden layer with Rademacher
+    weights.
 
-    The network of Chapter 9 (bias-free ReLU, every layer scaled sqrt(2 / fan-in)) with one
-    hidden layer and independent +-1 weights, at the input x; n_0 = len(x). The reference
+    The network of Chapter 9 (bias-free ReLU, every layer scaled sqrt(2 / fan-in)) with
+    one hidden layer and independent +-1 weights, at the input x; n_0 = len(x). The
+    reference
     enumerates the sign patterns of one hidden unit: every path weight squares to
     (2 / n_0)(2 / n_1), the cross terms vanish, so the moment is (4 / n_0) P(active).
 
@@ -263,12 +274,14 @@ def check_tie_moment(tie_moment: Callable) -> None:
 
 
 def check_depth_limit(depth_limit: Callable) -> None:
-    """depth_limit(beta) must be the layer-factor model's ratio as L -> infinity at fixed beta.
+    """depth_limit(beta) must be the layer-factor model's ratio as L -> infinity at
+    fixed beta.
 
     The model of Chapter 9, section 9.5, with L hidden layers of width n = L / beta: the
     pair of layer parts (k, k') at distance d = abs(k - k') contributes
-    (1 + 5/n)^(L - d) (1 + 1/n)^d, and the ratio is the average over the (L + 1)^2 pairs. The reference integrates the limit
-    2 int_0^1 (1 - u) exp(5 beta (1 - u) + beta u) du numerically (scipy quad).
+    (1 + 5/n)^(L - d) (1 + 1/n)^d, and the ratio is the average over the (L + 1)^2
+    pairs. The reference integrates the limit 2 int_0^1 (1 - u) exp(5 beta (1 - u) +
+    beta u) du numerically (scipy quad).
 
     Args:
         depth_limit: your function of a float beta > 0 returning a number.
@@ -298,12 +311,15 @@ def check_depth_limit(depth_limit: Callable) -> None:
         if abs(got - want) <= 1e-8 * want:
             continue
         wrong = {
-            "exp(5 beta), the bound: every pair at its largest. The layers between the two "
+            "exp(5 beta), the bound: every pair at its largest. The layers between the "
+            "two "
             "parts of a pair contribute 1 + 1/n, not 1 + 5/n": np.exp(5 * beta),
-            "1 + 11 beta / 3, the first order only: the limit keeps every power of beta": 1
-            + 11 * beta / 3,
-            "the layers between the two parts count 1 instead of 1 + 1/n: the forward and "
-            "backward factors of a layer share its K active units, E[F B] = 1 + 1/n": no_sharing,
+            "1 + 11 beta / 3, the first order only: the limit keeps every power of "
+            "beta": 1 + 11 * beta / 3,
+            "the layers between the two parts count 1 instead of 1 + 1/n: the forward "
+            "and "
+            "backward factors of a layer share its K active units, E[F B] = 1 + "
+            "1/n": no_sharing,
         }
         for reason, value in wrong.items():
             if abs(got - value) <= 1e-6 * value:
@@ -312,11 +328,13 @@ def check_depth_limit(depth_limit: Callable) -> None:
                     f"expected {want:.6g}. You computed {reason}."
                 )
         raise ExerciseCheckError(
-            f"depth_limit(beta) at beta = {beta:g}: got {got:.6g}, expected {want:.6g}. With "
+            f"depth_limit(beta) at beta = {beta:g}: got {got:.6g}, expected "
+            f"{want:.6g}. With "
             "u = |s - t|, the pair term tends to exp(5 beta (1 - u) + beta u), and the "
             "average over s, t in [0, 1] is 2 int_0^1 (1 - u) g(u) du."
         )
     return passed(
-        "the model's ratio tends to e^{5 beta} 2 (a - 1 + e^{-a}) / a^2 with a = 4 beta: "
+        "the model's ratio tends to e^{5 beta} 2 (a - 1 + e^{-a}) / a^2 with a = 4 "
+        "beta: "
         "below e^{5 beta}, and close to it only for small beta."
     )

@@ -1,11 +1,12 @@
-"""Checks for the exercises of Chapter 10 (deep linear networks and Bayesian interpolation).
+"""Checks for the exercises of Chapter 10 (deep linear networks and Bayesian
+interpolation).
 
 The references are computed here without ``lecturekit.random_matrices`` or
 ``lecturekit.deep_linear``: moments of products of independent chi-square factors from
-``E chi2_n = n`` and ``E (chi2_n)^2 = n^2 + 2n``, the finite-size second moment of a sample
-covariance by Wick's theorem in exact rationals, the evidence of a Gaussian prior by a
-direct grid search over the closed-form log density of the data, and the Lyapunov exponent
-by integrating the log against the chi-square density (scipy quad).
+``E chi2_n = n`` and ``E (chi2_n)^2 = n^2 + 2n``, the finite-size second moment of a
+sample covariance by Wick's theorem in exact rationals, the evidence of a Gaussian prior
+by a direct grid search over the closed-form log density of the data, and the Lyapunov
+exponent by integrating the log against the chi-square density (scipy quad).
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ __all__ = [
 def check_fourth_moment(fourth_moment: Callable) -> None:
     """fourth_moment(widths) must be E||theta||^4 for a deep linear network.
 
-    ``widths = (n0, n1, ..., nL)``; ``W^(l)`` has i.i.d. ``N(0, 1/n_{l-1})`` entries and the
-    output width is 1, so ``||theta||^2`` is a product of independent ``chi2_{n_k}/n_k``.
+    ``widths = (n0, n1, ..., nL)``; ``W^(l)`` has i.i.d. ``N(0, 1/n_{l-1})`` entries and
+    the output width is 1, so ``||theta||^2`` is a product of independent
+    ``chi2_{n_k}/n_k``.
 
     Args:
         fourth_moment: your function of a tuple of positive integers returning a number.
@@ -91,13 +93,16 @@ def check_covariance_second_moment(second_moment: Callable) -> None:
             f"second_moment(P, n0): your expression contains {stray}; use P and n0."
         )
     for p, n in ((1, 1), (2, 3), (5, 2), (10, 40), (7, 7)):
-        # Wick: E sum_{a,b} (sum_i X_ai X_bi)^2 = P n (n + 2) for a = b, P (P - 1) n for a != b
+        # Wick: E sum_{a,b} (sum_i X_ai X_bi)^2 = P n (n + 2) for a = b, P (P - 1) n for
+        # a != b
         want = Fraction(p * n * (n + 2) + p * (p - 1) * n, p * n * n)
         got = sp.nsimplify(sp.sympify(expr).subs({P: p, n0: n}))
         if not got.is_number or abs(float(got) - float(want)) > 1e-12:
             raise ExerciseCheckError(
-                f"second_moment(P, n0) at P={p}, n0={n}: got {got}, expected {want}. Expand "
-                "tr(Sigma^2) = sum_{a,b} (sum_i X_ai X_bi)^2 / n0^2 and separate a = b from a != b."
+                f"second_moment(P, n0) at P={p}, n0={n}: got {got}, expected {want}. "
+                "Expand "
+                "tr(Sigma^2) = sum_{a,b} (sum_i X_ai X_bi)^2 / n0^2 and separate a = b "
+                "from a != b."
             )
     return passed("E tr(Sigma^2)/P = 1 + P/n0 + 1/n0, which tends to 1 + alpha.")
 
@@ -131,15 +136,17 @@ def check_sphere_variance(sphere_variance: Callable) -> None:
             hint="By symmetry E[u_i u_j] = 0 for i != j, and the E[u_i^2] sum to 1.",
         )
     return passed(
-        "Var(u . v) = |v|^2 / k: the predictive variance is |x_perp|^2 E r^2 / (n0 - P)."
+        "Var(u . v) = |v|^2 / k: the predictive variance is |x_perp|^2 E r^2 / (n0 - "
+        "P)."
     )
 
 
 def check_gaussian_optimal_scale(optimal_scale: Callable) -> None:
-    """optimal_scale(a, P, n0) must maximize the evidence of the prior N(0, sigma2 I / n0).
+    """optimal_scale(a, P, n0) must maximize the evidence of the prior N(0, sigma2 I /
+    n0).
 
-    Noise-free data ``X theta = Y`` with ``P < n0`` rows of full rank; ``a = ||theta_par||^2 =
-    Y^T (X X^T)^{-1} Y``. Return the maximizing ``sigma2``.
+    Noise-free data ``X theta = Y`` with ``P < n0`` rows of full rank; ``a =
+    ||theta_par||^2 = Y^T (X X^T)^{-1} Y``. Return the maximizing ``sigma2``.
 
     Args:
         optimal_scale: your function of (a, P, n0) returning a number.
@@ -181,11 +188,13 @@ def _log_chi2_integrand(t: float, n: int) -> float:
 
 
 def check_lyapunov(lyapunov: Callable) -> None:
-    """lyapunov(n) must be the a.s. limit of (1/L) log ||W_L ... W_1 x|| for n x n Gaussians.
+    """lyapunov(n) must be the a.s. limit of (1/L) log ||W_L ... W_1 x|| for n x n
+    Gaussians.
 
-    The matrices have i.i.d. N(0, 1/n) entries and x is a fixed unit vector. The reference
-    is (1/2) E log(chi2_n / n), computed by integrating log(t / n) against the chi-square
-    density with n degrees of freedom (scipy quad), independently of the digamma formula.
+    The matrices have i.i.d. N(0, 1/n) entries and x is a fixed unit vector. The
+    reference is (1/2) E log(chi2_n / n), computed by integrating log(t / n) against the
+    chi-square density with n degrees of freedom (scipy quad), independently of the
+    digamma formula.
 
     Args:
         lyapunov: your function of a positive integer n returning a number.
@@ -223,6 +232,7 @@ def check_lyapunov(lyapunov: Callable) -> None:
             "The limit is (1/2) E log(chi2_n / n) = (psi(n/2) + log(2/n)) / 2."
         )
     return passed(
-        "lambda_n = (psi(n/2) + log(2/n)) / 2 < 0: at fixed width the norm of a product "
+        "lambda_n = (psi(n/2) + log(2/n)) / 2 < 0: at fixed width the norm of a "
+        "product "
         "of Gaussian matrices decays exponentially with depth."
     )

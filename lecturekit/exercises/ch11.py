@@ -3,8 +3,8 @@
 The references are computed here without ``lecturekit.approximation``: the
 Johnson-Lindenstrauss dimension in exact rationals, the sup error of a zigzag code on a
 fine grid from its slopes, the volume bound of an ellipsoid by a direct loop over the
-sections, McShane's extension from its formula, and the circumradius of a regular simplex
-from the squared distances of its vertices.
+sections, McShane's extension from its formula, and the circumradius of a regular
+simplex from the squared distances of its vertices.
 """
 
 from __future__ import annotations
@@ -43,12 +43,13 @@ def _dg_bound(k: int, ratio: float) -> float:
 
 
 def check_jl_dimension(jl_dimension: Callable) -> None:
-    """jl_dimension(k, ratio) must be Dasgupta and Gupta's bound for distance ratio ``ratio``.
+    """jl_dimension(k, ratio) must be Dasgupta and Gupta's bound for distance ratio
+    ``ratio``.
 
-    The lemma in their form: for ``m >= 4 ln k / (eps^2/2 - eps^3/3)`` a Gaussian map keeps
-    all squared distances of k points within factors ``1 - eps`` and ``1 + eps``. Return the
-    bound on m (a float) for the eps at which the ratio of the largest to the smallest
-    distance factor is ``ratio``.
+    The lemma in their form: for ``m >= 4 ln k / (eps^2/2 - eps^3/3)`` a Gaussian map
+    keeps all squared distances of k points within factors ``1 - eps`` and ``1 + eps``.
+    Return the bound on m (a float) for the eps at which the ratio of the largest to the
+    smallest distance factor is ``ratio``.
 
     Args:
         jl_dimension: your function of (k, ratio).
@@ -67,9 +68,12 @@ def check_jl_dimension(jl_dimension: Callable) -> None:
         )
         if abs(got - 8 * math.log(k) / 0.25) < 1e-6 * want and ratio == 2.0:
             raise ExerciseCheckError(
-                f"jl_dimension(k, ratio) at ({k}, {ratio}): got {got:.6g} = 8 ln k / eps^2 at eps = 1/2, the "
-                f"notes' formula, expected {want:.6g}. Distance factors between 1/2 and 1 are squared factors "
-                "between 1/4 and 1: find the eps of Dasgupta and Gupta's form that gives ratio 2."
+                f"jl_dimension(k, ratio) at ({k}, {ratio}): got {got:.6g} = 8 ln k / "
+                "eps^2 at eps = 1/2, the "
+                f"notes' formula, expected {want:.6g}. Distance factors between 1/2 "
+                "and 1 are squared factors "
+                "between 1/4 and 1: find the eps of Dasgupta and Gupta's form that "
+                "gives ratio 2."
             )
         compare(
             got,
@@ -85,7 +89,9 @@ def check_jl_dimension(jl_dimension: Callable) -> None:
 
 
 def _zigzag_sup_error(signs: np.ndarray, f: np.ndarray, fine: int) -> float:
-    """sup |zigzag(signs) - f| on a grid of step 1/fine (f given there; fine multiple of n)."""
+    """sup |zigzag(signs) - f| on a grid of step 1/fine (f given there; fine multiple of
+    n).
+    """
     n = signs.size
     steps = np.repeat(signs, fine // n) / fine
     g = np.concatenate([[0.0], np.cumsum(steps)])
@@ -95,8 +101,8 @@ def _zigzag_sup_error(signs: np.ndarray, f: np.ndarray, fine: int) -> float:
 def check_zigzag_encoder(encode: Callable) -> None:
     """encode(values) must return n slopes +-1 whose zigzag is within 1/n of f.
 
-    ``values`` are f(k/n), k = 0..n, of a 1-Lipschitz f with f(0) = 0 (a 1-D NumPy array of
-    length n + 1); return a length-n array of +1 and -1.
+    ``values`` are f(k/n), k = 0..n, of a 1-Lipschitz f with f(0) = 0 (a 1-D NumPy array
+    of length n + 1); return a length-n array of +1 and -1.
 
     Args:
         encode: your function.
@@ -126,18 +132,22 @@ def check_zigzag_encoder(encode: Callable) -> None:
             ).ravel()
             if got.shape != (n,) or not np.all(np.isin(got, (-1, 1))):
                 raise ExerciseCheckError(
-                    f"encode(values) for {name} with n = {n}: expected {n} slopes, each +1 or -1, got an "
+                    f"encode(values) for {name} with n = {n}: expected {n} slopes, "
+                    "each +1 or -1, got an "
                     f"array of shape {got.shape} with values {np.unique(got)[:5]}"
                 )
             err = _zigzag_sup_error(got, f, fine)
             if err > 1 / n + 1e-9:
                 raise ExerciseCheckError(
-                    f"encode(values) for {name} with n = {n}: the zigzag is {err * n:.3g}/n away from f, more "
-                    "than 1/n. Step towards the target from where the zigzag is, g(k/n), not from where f "
+                    f"encode(values) for {name} with n = {n}: the zigzag is "
+                    f"{err * n:.3g}/n away from f, more "
+                    "than 1/n. Step towards the target from where the zigzag is, "
+                    "g(k/n), not from where f "
                     "was: the sign of f((k+1)/n) - g(k/n), not of f's own increment."
                 )
     return passed(
-        "the zigzag stays within 1/n of every 1-Lipschitz f: 2^n balls of radius 1/n cover K0."
+        "the zigzag stays within 1/n of every 1-Lipschitz f: 2^n balls of radius 1/n "
+        "cover K0."
     )
 
 
@@ -145,8 +155,8 @@ def check_entropy_lower_bound(entropy_lower_bound: Callable) -> None:
     """entropy_lower_bound(axes, n) must be max_k 2^(-n/k) (sigma_1 ... sigma_k)^(1/k).
 
     Args:
-        entropy_lower_bound: your function of a 1-D NumPy array of non-increasing positive
-            semi-axes and a number of bits n >= 0, returning a number.
+        entropy_lower_bound: your function of a 1-D NumPy array of non-increasing
+            positive semi-axes and a number of bits n >= 0, returning a number.
 
     Example:
         >>> first_axis_only = lambda axes, n: 2.0 ** -n * axes[0]
@@ -182,18 +192,20 @@ def check_entropy_lower_bound(entropy_lower_bound: Callable) -> None:
                 what=f"entropy_lower_bound(axes, n) for axes {name} at n = {n}",
                 rtol=1e-8,
                 hint="2^n balls of radius eps covering the k-dimensional section have total volume "
-                "2^n eps^k vol(B) >= sigma_1 ... sigma_k vol(B); take the k-th root and the best k.",
+                "2^n eps^k vol(B) >= sigma_1 ... sigma_k vol(B); take the k-th root "
+                "and the best k.",
             )
     return passed(
-        "eps_n >= max_k 2^(-n/k) (sigma_1...sigma_k)^(1/k); for sigma_j = 2^-j the best k is about sqrt(2n)."
+        "eps_n >= max_k 2^(-n/k) (sigma_1...sigma_k)^(1/k); for sigma_j = 2^-j the "
+        "best k is about sqrt(2n)."
     )
 
 
 def check_mcshane(mcshane: Callable) -> None:
     """mcshane(x_known, y_known, L) must return the largest L-Lipschitz extension F.
 
-    ``x_known`` has shape (k, d), ``y_known`` (k,); F takes points of shape (q, d) and returns
-    (q,) values; distances are Euclidean.
+    ``x_known`` has shape (k, d), ``y_known`` (k,); F takes points of shape (q, d) and
+    returns (q,) values; distances are Euclidean.
 
     Args:
         mcshane: your function returning a function.
@@ -245,17 +257,19 @@ def check_mcshane(mcshane: Callable) -> None:
             atol=1e-10,
         )
     return passed(
-        "F(x) = min_i (y_i + L |x - x_i|): the largest L-Lipschitz extension, in any metric space."
+        "F(x) = min_i (y_i + L |x - x_i|): the largest L-Lipschitz extension, in any "
+        "metric space."
     )
 
 
 def check_extension_constant(extension_constant: Callable) -> None:
-    """extension_constant(d) must be the smallest factor t* for the l1 cross-polytope example.
+    """extension_constant(d) must be the smallest factor t* for the l1 cross-polytope
+    example.
 
-    The 2d points +-e_i of (R^d, l1) go to the vertices of a regular simplex of side 2 in a
-    Euclidean space; t* is the factor by which the balls around the y_i, of radii the l1
-    distances from the origin to the x_i, must grow to meet (extending the map to the
-    origin).
+    The 2d points +-e_i of (R^d, l1) go to the vertices of a regular simplex of side 2
+    in a Euclidean space; t* is the factor by which the balls around the y_i, of radii
+    the l1 distances from the origin to the x_i, must grow to meet (extending the map to
+    the origin).
 
     Args:
         extension_constant: your function of d >= 1.
@@ -268,15 +282,18 @@ def check_extension_constant(extension_constant: Callable) -> None:
     require_callable(extension_constant, what="extension_constant")
     for d in (2, 3, 5, 10, 50):
         N = 2 * d
-        # vertices sqrt(2) e_i of R^N: the centroid is at squared distance 2 - 2/N from each
+        # vertices sqrt(2) e_i of R^N: the centroid is at squared distance 2 - 2/N from
+        # each
         want = math.sqrt(2 - 2 / N)
         got = as_scalar(
             call(extension_constant, d, what="extension_constant(d)"),
             what="extension_constant(d)",
         )
         hint = (
-            "All l1 distances from 0 to +-e_i are 1, so t* is the radius of the smallest ball "
-            "containing the simplex: its circumradius (the centroid is the best centre)."
+            "All l1 distances from 0 to +-e_i are 1, so t* is the radius of the "
+            "smallest ball "
+            "containing the simplex: its circumradius (the centroid is the best "
+            "centre)."
         )
         if abs(got - math.sqrt(2)) < 1e-9:
             hint = "sqrt(2) is the limit as d grows, not the value at finite d. " + hint
@@ -284,5 +301,6 @@ def check_extension_constant(extension_constant: Callable) -> None:
             got, want, what=f"extension_constant(d) at d = {d}", rtol=1e-9, hint=hint
         )
     return passed(
-        "t* = sqrt((2d - 1)/d) > 1: in l1 the extension constant grows, towards sqrt(2)."
+        "t* = sqrt((2d - 1)/d) > 1: in l1 the extension constant grows, towards "
+        "sqrt(2)."
     )

@@ -1,15 +1,17 @@
 r"""Linear regions of ReLU networks, computed exactly from the weights.
 
-A ReLU network :math:`x \mapsto f(x)` is continuous and piecewise affine. Its *activation
-pattern* at x is the vector of signs of all hidden pre-activations; on the set of inputs
-sharing one pattern every neuron is the identity or zero, so f is affine there. This
-package finds these pieces from the network's weights, never from a grid of samples; it
-has one module per input dimension, and every public name is re-exported here, so
-``regions.<name>`` works for all of them.
+A ReLU network :math:`x \mapsto f(x)` is continuous and piecewise affine. Its
+*activation pattern* at x is the vector of signs of all hidden pre-activations; on the
+set of inputs sharing one pattern every neuron is the identity or zero, so f is affine
+there. This package finds these pieces from the network's weights, never from a grid of
+samples; it has one module per input dimension, and every public name is re-exported
+here, so ``regions.<name>`` works for all of them.
 
-* :mod:`lecturekit.regions.line`, scalar input: :func:`trace_1d` follows the network layer by layer. On every interval
-  between the knots found so far each pre-activation of the next layer is affine in x,
-  :math:`z = \alpha + \beta x`, so its zero is :math:`x^* = -\alpha/\beta` in closed form.
+* :mod:`lecturekit.regions.line`, scalar input: :func:`trace_1d` follows the network
+  layer by layer. On every interval between the knots found so far each pre-activation
+  of the next layer is affine in x,
+  :math:`z = \alpha + \beta x`, so its zero is :math:`x^* = -\alpha/\beta` in closed
+  form.
   :func:`breakpoints_1d` and :func:`count_pieces_1d` read the slope changes off the
   trace; :func:`line_counts` counts pieces and activation regions on the line and on a
   segment. These are exact up to the float64 rounding of the quotients :math:`x^*`;
@@ -18,12 +20,14 @@ has one module per input dimension, and every public name is re-exported here, s
   multipliers are the given float64 numbers, evaluated without rounding.
 * :func:`sawtooth`: Telgarsky's composition of tent maps (:func:`tent`) as a network.
 * :mod:`lecturekit.regions.depth`, depth separation: a scalar-input network as a
-  piecewise-linear function (:func:`network_pwl`) and back (:func:`pwl_network`), the exact
-  :math:`L^1` distance of two such functions (:func:`pwl_l1_distance`), least-squares fits
-  with given knots (:func:`pwl_least_squares`), and the lower bound on the distance from
-  the sawtooth of a function with few pieces (:func:`sawtooth_l1_bound`).
-* :mod:`lecturekit.regions.plane`, two inputs: :func:`activation_regions_2d` cuts a box into the convex polygons of
-  constant activation pattern, layer by layer; :func:`activation_patterns` and
+  piecewise-linear function (:func:`network_pwl`) and back (:func:`pwl_network`), the
+  exact
+  :math:`L^1` distance of two such functions (:func:`pwl_l1_distance`), least-squares
+  fits with given knots (:func:`pwl_least_squares`), and the lower bound on the distance
+  from the sawtooth of a function with few pieces (:func:`sawtooth_l1_bound`).
+* :mod:`lecturekit.regions.plane`, two inputs: :func:`activation_regions_2d` cuts a box
+  into the convex polygons of constant activation pattern, layer by
+  layer; :func:`activation_patterns` and
   :func:`pattern_map_2d` give the patterns at given points. For one hidden layer the
   linear regions are the cells of the neurons' lines (:func:`hidden_lines`), counted
   exactly by :func:`count_regions_2d_shallow` with :mod:`lecturekit.arrangements`, and
@@ -31,8 +35,8 @@ has one module per input dimension, and every public name is re-exported here, s
 
 Linear regions and activation regions differ: an activation region (inputs sharing one
 strict sign pattern) lies inside one linear region (constant gradient), but two adjacent
-activation regions may share their gradient, e.g. when a whole layer is off on both sides
-of a first-layer neuron's switch. So the number of pieces is at most the number of
+activation regions may share their gradient, e.g. when a whole layer is off on both
+sides of a first-layer neuron's switch. So the number of pieces is at most the number of
 activation regions, with equality for one hidden layer and generic weights.
 
 Convention: ``net`` is a :func:`lecturekit.nets.mlp` network with "relu" activation, no

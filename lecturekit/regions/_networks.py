@@ -40,7 +40,9 @@ def check_relu_net(net: Any, *, input_dim: int | None) -> None:
 def network_layers(
     net: _nets.MLP, params: Any, *, exact: bool
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Effective (mW * W, mb * b) of every dense layer, float64 or Fraction object arrays."""
+    """Effective (mW * W, mb * b) of every dense layer, float64 or Fraction object
+    arrays.
+    """
     net.check_params(params)
     out = []
     for layer, (mw, mb) in zip(params, net.multipliers()):

@@ -1,27 +1,31 @@
 r"""Depth separation: how well can a shallow network approximate Telgarsky's sawtooth?
 
-The sawtooth :math:`f_L` (:func:`lecturekit.regions.sawtooth`) has :math:`2^L` affine pieces
-on [0, 1] and oscillates between 0 and 1. A continuous function g with few affine pieces
-crosses the level 1/2 few times, so it must be far from :math:`f_L` in :math:`L^1`
-(Telgarsky's counting argument; :func:`sawtooth_l1_bound` is the bound proved in Chapter
-6). The functions here compute the two sides of that comparison exactly:
+The sawtooth :math:`f_L` (:func:`lecturekit.regions.sawtooth`) has :math:`2^L` affine
+pieces on [0, 1] and oscillates between 0 and 1. A continuous function g with few affine
+pieces crosses the level 1/2 few times, so it must be far from :math:`f_L`
+in :math:`L^1` (Telgarsky's counting argument; :func:`sawtooth_l1_bound` is the bound
+proved in Chapter 6). The functions here compute the two sides of that comparison
+exactly:
 
 * :func:`network_pwl` reads a scalar-input ReLU network on [a, b] as a continuous
   piecewise-linear function (its knots and its values there), from the exact trace of
   :func:`lecturekit.regions.trace_1d`;
-* :func:`pwl_network` goes back: the one-hidden-layer network (standard parameterization)
-  equal on [a, b] to a given piecewise-linear function, one hidden unit per piece;
+* :func:`pwl_network` goes back: the one-hidden-layer network (standard
+  parameterization) equal on [a, b] to a given piecewise-linear function, one hidden
+  unit per piece;
 * :func:`pwl_l1_distance` is the exact :math:`L^1` distance of two continuous
   piecewise-linear functions (linear between the merged knots, with the crossing of zero
   located exactly);
-* :func:`pwl_least_squares` fits the function with given knots that is closest to data in
-  least squares;
-* :func:`sawtooth_l1_bound` is the lower bound :math:`\frac18\big(1 - (2p+2)/2^L\big)` on
-  :math:`\int_0^1|f_L - g|` for every continuous g with at most p affine pieces on [0, 1].
+* :func:`pwl_least_squares` fits the function with given knots that is closest to data
+  in least squares;
+* :func:`sawtooth_l1_bound` is the lower bound :math:`\frac18\big(1 - (2p+2)/2^L\big)`
+  on
+  :math:`\int_0^1|f_L - g|` for every continuous g with at most p affine pieces on [0,
+  1].
 
-A piecewise-linear function is given by its knots ``x`` (sorted, increasing, the first and
-last being the ends of the interval) and its values ``y`` at the knots; it is the linear
-interpolant of these points.
+A piecewise-linear function is given by its knots ``x`` (sorted, increasing, the first
+and last being the ends of the interval) and its values ``y`` at the knots; it is the
+linear interpolant of these points.
 """
 
 from __future__ import annotations
@@ -62,11 +66,12 @@ def pwl_l1_distance(x1: Any, y1: Any, x2: Any, y2: Any) -> float:
     r"""Exact :math:`\int_a^b |g_1 - g_2|` of two continuous piecewise-linear functions.
 
     :math:`g_k` is the linear interpolant of the points ``(xk, yk)``; both must have the
-    same ends a = ``x1[0]`` = ``x2[0]`` and b = ``x1[-1]`` = ``x2[-1]``. Between the merged
-    knots :math:`h = g_1 - g_2` is linear, with end values :math:`h_0, h_1` over a length
+    same ends a = ``x1[0]`` = ``x2[0]`` and b = ``x1[-1]`` = ``x2[-1]``. Between the
+    merged knots :math:`h = g_1 - g_2` is linear, with end values :math:`h_0, h_1` over
+    a length
     :math:`\Delta`: the integral of :math:`|h|` is :math:`\Delta\,|h_0 + h_1|/2` if they
-    have the same sign and :math:`\Delta\,(h_0^2 + h_1^2)/(2(|h_0| + |h_1|))` if h crosses
-    zero. Exact up to float64 rounding (no grid).
+    have the same sign and :math:`\Delta\,(h_0^2 + h_1^2)/(2(|h_0| + |h_1|))` if h
+    crosses zero. Exact up to float64 rounding (no grid).
 
     Args:
         x1, y1: knots (strictly increasing) and values of :math:`g_1`.
@@ -88,7 +93,8 @@ def pwl_l1_distance(x1: Any, y1: Any, x2: Any, y2: Any) -> float:
     xb, yb = _check_pwl(x2, y2, "x2/y2")
     if xa[0] != xb[0] or xa[-1] != xb[-1]:
         raise ValueError(
-            f"x1 and x2 must share their ends (first and last knots), got [{xa[0]}, {xa[-1]}] "
+            f"x1 and x2 must share their ends (first and last knots), got [{xa[0]}, "
+            f"{xa[-1]}] "
             f"and [{xb[0]}, {xb[-1]}]"
         )
     x = np.union1d(xa, xb)
@@ -103,14 +109,16 @@ def pwl_l1_distance(x1: Any, y1: Any, x2: Any, y2: Any) -> float:
 def network_pwl(
     net: _nets.MLP, params: Any, a: float, b: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A scalar-input ReLU network on [a, b] as a piecewise-linear function: (knots, values).
+    """A scalar-input ReLU network on [a, b] as a piecewise-linear function: (knots,
+    values).
 
-    The knots are a, the breakpoints of :func:`lecturekit.regions.trace_1d` in (a, b), and
-    b; the values are those of the traced affine pieces at the knots (so the result is
-    exact up to the rounding of the trace, and needs no grid).
+    The knots are a, the breakpoints of :func:`lecturekit.regions.trace_1d` in (a, b),
+    and b; the values are those of the traced affine pieces at the knots (so the result
+    is exact up to the rounding of the trace, and needs no grid).
 
     Args:
-        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output dimension 1.
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output
+            dimension 1.
         params: its parameters.
         a: left end, finite.
         b: right end, finite, > a.
@@ -145,15 +153,17 @@ def network_pwl(
 
 
 def pwl_network(x: Any, y: Any) -> tuple[_nets.MLP, list[dict[str, Any]]]:
-    r"""The one-hidden-layer ReLU network equal on [x[0], x[-1]] to a piecewise-linear function.
+    r"""The one-hidden-layer ReLU network equal on [x[0], x[-1]] to a piecewise-linear
+    function.
 
-    With p = len(x) - 1 pieces of slopes :math:`s_1, \dots, s_p` the network has p hidden
+    With p = len(x) - 1 pieces of slopes :math:`s_1, \dots, s_p` the network has p
+    hidden
     units in the standard parameterization (z = h W + b): unit 0 computes
-    :math:`\phi(x - x_0 + 1)`, which is affine on the interval and carries the first slope,
-    and unit j computes :math:`\phi(x - x_j)`, the kink at the interior knot :math:`x_j`
-    with readout weight :math:`s_{j+1} - s_j`. So a continuous function with p pieces on an
-    interval is a shallow network of width p, and a shallow network of width m has at most
-    m + 1 pieces there (one breakpoint per unit).
+    :math:`\phi(x - x_0 + 1)`, which is affine on the interval and carries the first
+    slope, and unit j computes :math:`\phi(x - x_j)`, the kink at the interior
+    knot :math:`x_j` with readout weight :math:`s_{j+1} - s_j`. So a continuous function
+    with p pieces on an interval is a shallow network of width p, and a shallow network
+    of width m has at most m + 1 pieces there (one breakpoint per unit).
 
     Args:
         x: knots, strictly increasing, length p + 1 >= 2.
@@ -185,12 +195,13 @@ def pwl_network(x: Any, y: Any) -> tuple[_nets.MLP, list[dict[str, Any]]]:
 
 
 def pwl_least_squares(x: Any, y: Any, knots: Any) -> np.ndarray:
-    r"""Values at ``knots`` of the piecewise-linear function closest to the data in least squares.
+    r"""Values at ``knots`` of the piecewise-linear function closest to the data in
+    least squares.
 
-    Among the continuous functions that are linear between consecutive ``knots`` (the first
-    and last knots being the ends of the interval), the one minimizing
-    :math:`\sum_i (g(x_i) - y_i)^2`, computed in the hat-function basis (one basis function
-    per knot) with ``numpy.linalg.lstsq``.
+    Among the continuous functions that are linear between consecutive ``knots`` (the
+    first and last knots being the ends of the interval), the one minimizing
+    :math:`\sum_i (g(x_i) - y_i)^2`, computed in the hat-function basis (one basis
+    function per knot) with ``numpy.linalg.lstsq``.
 
     Args:
         x: data points inside [knots[0], knots[-1]], shape (N,).
@@ -230,13 +241,15 @@ def pwl_least_squares(x: Any, y: Any, knots: Any) -> np.ndarray:
 
 
 def sawtooth_l1_bound(pieces: int, depth: int) -> float:
-    r"""Lower bound on :math:`\int_0^1 |f_L - g|` for every continuous g with at most p pieces.
+    r"""Lower bound on :math:`\int_0^1 |f_L - g|` for every continuous g with at most p
+    pieces.
 
     :math:`\max\big(0, \frac18\big(1 - \frac{2p + 2}{2^L}\big)\big)`, with L = ``depth``
     the number of tent maps in Telgarsky's sawtooth :math:`f_L` and p = ``pieces`` the
-    number of affine pieces of g on [0, 1] (Chapter 6: g crosses 1/2 at most p times, and
-    each of the :math:`2^L - 1` triangles between :math:`f_L` and 1/2 that g leaves on the
-    wrong side adds :math:`2^{-L}/4`). For :math:`p \le 2^{L-2} - 1` it is at least 1/16.
+    number of affine pieces of g on [0, 1] (Chapter 6: g crosses 1/2 at most p times,
+    and each of the :math:`2^L - 1` triangles between :math:`f_L` and 1/2 that g leaves
+    on the wrong side adds :math:`2^{-L}/4`). For :math:`p \le 2^{L-2} - 1` it is at
+    least 1/16.
 
     Args:
         pieces: p >= 1.

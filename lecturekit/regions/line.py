@@ -6,10 +6,10 @@ found so far each pre-activation of the next layer is affine in x,
 :func:`breakpoints_1d` and :func:`count_pieces_1d` read the slope changes off the trace;
 :func:`line_counts` counts pieces and activation regions on the line and on a segment.
 These are exact up to the float64 rounding of the quotients :math:`x^*`;
-:func:`trace_1d_exact` and :func:`breakpoints_1d_exact` repeat the computation in rational
-arithmetic (:class:`fractions.Fraction`), for the network whose weights and multipliers
-are the given float64 numbers, evaluated without rounding. :func:`sawtooth` is
-Telgarsky's composition of tent maps (:func:`tent`) as a network.
+:func:`trace_1d_exact` and :func:`breakpoints_1d_exact` repeat the computation in
+rational arithmetic (:class:`fractions.Fraction`), for the network whose weights and
+multipliers are the given float64 numbers, evaluated without rounding. :func:`sawtooth`
+is Telgarsky's composition of tent maps (:func:`tent`) as a network.
 
 Convention: as in :mod:`lecturekit.regions`; ``net`` has input and output dimension 1.
 """
@@ -60,12 +60,12 @@ def _interval(a: Any, b: Any, *, exact: bool) -> tuple[Any, Any]:
     return lo, hi
 
 
-# --------------------------------------------------------------------------- 1-D tracing
+# -------------------------------------------------------------------------- 1-D tracing
 class Trace1D(NamedTuple):
     r"""Exact piecewise-affine description of a scalar-input ReLU network on [a, b].
 
-    Returned by :func:`trace_1d` (float64 NumPy arrays) and :func:`trace_1d_exact` (object
-    arrays of :class:`fractions.Fraction`).
+    Returned by :func:`trace_1d` (float64 NumPy arrays) and :func:`trace_1d_exact`
+    (object arrays of :class:`fractions.Fraction`).
 
     Attributes:
         knots: :math:`a = t_0 < t_1 < \dots < t_m = b`, every point where some hidden
@@ -73,8 +73,8 @@ class Trace1D(NamedTuple):
         slopes: (m,) slope of the network on each :math:`(t_k, t_{k+1})`.
         intercepts: (m,) the network is ``intercepts[k] + slopes[k] * x`` there.
         breakpoints: the interior knots where the slope really changes (the kinks).
-        new_knots: how many knots each hidden layer added (its neurons' sign changes that
-            are not knots of earlier layers).
+        new_knots: how many knots each hidden layer added (its neurons' sign changes
+            that are not knots of earlier layers).
 
     Example:
         >>> from lecturekit import regions
@@ -91,7 +91,9 @@ class Trace1D(NamedTuple):
 
 
 def _interior_points(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """A point inside each interval (midpoint; a unit step from the finite end if unbounded)."""
+    """A point inside each interval (midpoint; a unit step from the finite end if
+    unbounded).
+    """
     if left.dtype == object:
         return (left + right) / 2
     with np.errstate(invalid="ignore"):
@@ -161,20 +163,22 @@ def trace_1d(
     rtol: float = 1e-9,
     snap: float = 1e-11,
 ) -> Trace1D:
-    r"""Pieces of a scalar-input ReLU network on [a, b], traced layer by layer in float64.
+    r"""Pieces of a scalar-input ReLU network on [a, b], traced layer by layer in
+    float64.
 
     Layer l's pre-activations are affine on each interval between the knots found for
     the layers before, so each neuron's zero on that interval is
-    :math:`x^* = -\alpha/\beta` (added as a knot if it lies strictly inside). The sign of
-    each pre-activation on a refined interval is read at an interior point. A knot counts
-    as a breakpoint if the slopes on its two sides differ by more than ``rtol`` times the
-    larger one. A zero closer than ``snap`` :math:`\cdot \max(1, |x|)` to a knot is merged
-    with it, so that rounding (e.g. of 1/3) cannot create spurious slivers where a deeper
-    neuron vanishes exactly at an earlier knot. See :func:`trace_1d_exact` for the same
-    trace in rational arithmetic.
+    :math:`x^* = -\alpha/\beta` (added as a knot if it lies strictly inside). The sign
+    of each pre-activation on a refined interval is read at an interior point. A knot
+    counts as a breakpoint if the slopes on its two sides differ by more than ``rtol``
+    times the larger one. A zero closer than ``snap`` :math:`\cdot \max(1, |x|)` to a
+    knot is merged with it, so that rounding (e.g. of 1/3) cannot create spurious
+    slivers where a deeper neuron vanishes exactly at an earlier knot.
+    See :func:`trace_1d_exact` for the same trace in rational arithmetic.
 
     Args:
-        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output dimension 1.
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output
+            dimension 1.
         params: its parameters (``net.init`` layout).
         a: left end, a real number (may be ``-inf``).
         b: right end, a real number > a (may be ``inf``).
@@ -182,8 +186,8 @@ def trace_1d(
         snap: relative distance below which two zeros are one knot.
 
     Returns:
-        Trace1D: knots, slopes and intercepts of the pieces, the breakpoints, and the knots
-        added by each hidden layer (float64 NumPy arrays).
+        Trace1D: knots, slopes and intercepts of the pieces, the breakpoints, and the
+        knots added by each hidden layer (float64 NumPy arrays).
 
     Example:
         >>> from lecturekit import regions
@@ -209,14 +213,15 @@ def trace_1d(
 def trace_1d_exact(net: _nets.MLP, params: Any, a: Any, b: Any) -> Trace1D:
     """The trace of :func:`trace_1d` in rational arithmetic.
 
-    Every weight, bias and multiplier is converted to a :class:`fractions.Fraction` without
-    rounding (a float64 number is a dyadic rational), and the zeros, slopes and
-    intercepts are computed exactly: a knot is a breakpoint exactly when the slopes on its
-    two sides differ. Slower than :func:`trace_1d` (Python arithmetic on fractions); use
-    it to check the float64 trace, or where a count must be certain.
+    Every weight, bias and multiplier is converted to a :class:`fractions.Fraction`
+    without rounding (a float64 number is a dyadic rational), and the zeros, slopes and
+    intercepts are computed exactly: a knot is a breakpoint exactly when the slopes on
+    its two sides differ. Slower than :func:`trace_1d` (Python arithmetic on fractions);
+    use it to check the float64 trace, or where a count must be certain.
 
     Args:
-        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output dimension 1.
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output
+            dimension 1.
         params: its parameters.
         a: left end, a finite real number or ``Fraction``.
         b: right end, finite, > a.
@@ -239,11 +244,12 @@ def trace_1d_exact(net: _nets.MLP, params: Any, a: Any, b: Any) -> Trace1D:
 def breakpoints_1d(net: _nets.MLP, params: Any, a: Any, b: Any) -> jax.Array:
     """Sorted input points in the open interval (a, b) where the network changes slope.
 
-    The breakpoints of :func:`trace_1d` (float64; exact up to the rounding of one quotient
-    per breakpoint). :func:`breakpoints_1d_exact` gives them as fractions.
+    The breakpoints of :func:`trace_1d` (float64; exact up to the rounding of one
+    quotient per breakpoint). :func:`breakpoints_1d_exact` gives them as fractions.
 
     Args:
-        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output dimension 1.
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output
+            dimension 1.
         params: its parameters.
         a: left end (may be ``-inf``).
         b: right end > a (may be ``inf``).
@@ -262,10 +268,12 @@ def breakpoints_1d(net: _nets.MLP, params: Any, a: Any, b: Any) -> jax.Array:
 
 
 def breakpoints_1d_exact(net: _nets.MLP, params: Any, a: Any, b: Any) -> list[Fraction]:
-    """The breakpoints of :func:`breakpoints_1d` in rational arithmetic (:func:`trace_1d_exact`).
+    """The breakpoints of :func:`breakpoints_1d` in rational arithmetic
+    (:func:`trace_1d_exact`).
 
     Args:
-        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output dimension 1.
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output
+            dimension 1.
         params: its parameters.
         a: left end, finite.
         b: right end, finite, > a.
@@ -291,7 +299,8 @@ def count_pieces_1d(net: _nets.MLP, params: Any, a: Any, b: Any) -> int:
     ``1 + len(breakpoints_1d_exact(net, params, a, b))``.
 
     Args:
-        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output dimension 1.
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output
+            dimension 1.
         params: its parameters.
         a: left end (may be ``-inf``).
         b: right end > a (may be ``inf``).
@@ -312,7 +321,8 @@ def count_pieces_1d(net: _nets.MLP, params: Any, a: Any, b: Any) -> int:
 
 
 class LineCounts(NamedTuple):
-    """Linear pieces and activation regions of a scalar-input ReLU network (:func:`line_counts`).
+    """Linear pieces and activation regions of a scalar-input ReLU network
+    (:func:`line_counts`).
 
     Attributes:
         pieces: linear pieces on the real line, 1 + the number of breakpoints.
@@ -337,13 +347,15 @@ class LineCounts(NamedTuple):
 
 
 def line_counts(net: _nets.MLP, params: Any, radius: Any = 1.0) -> LineCounts:
-    """Pieces and activation regions on the real line and on [-radius, radius], from one trace.
+    """Pieces and activation regions on the real line and on [-radius, radius], from one
+    trace.
 
     The trace on the real line (:func:`trace_1d` from -inf to inf) restricted to
     (-radius, radius) is the trace on the segment, so one trace serves both counts.
 
     Args:
-        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output dimension 1.
+        net: a ReLU :func:`lecturekit.nets.mlp` network with input and output
+            dimension 1.
         params: its parameters.
         radius: half-length of the segment, > 0.
 
@@ -375,13 +387,14 @@ def line_counts(net: _nets.MLP, params: Any, radius: Any = 1.0) -> LineCounts:
 
 # --------------------------------------------------------------------------- sawtooth
 def tent(x: Any) -> Any:
-    r"""Telgarsky's building block :math:`f(x) = \phi(2\phi(x) - 4\phi(x - 1/2))`, :math:`\phi` = ReLU.
+    r"""Telgarsky's building block :math:`f(x) = \phi(2\phi(x) - 4\phi(x -
+    1/2))`, :math:`\phi` = ReLU.
 
     On [0, 1] it is the tent map (2x on [0, 1/2], 2 - 2x on [1/2, 1]); it is 0 outside.
 
     Args:
-        x: a real number, a ``Fraction`` (the result is then exact) or an array (NumPy or
-            JAX; the result is a NumPy array).
+        x: a real number, a ``Fraction`` (the result is then exact) or an array (NumPy
+            or JAX; the result is a NumPy array).
 
     Returns:
         f(x), of the same kind as x.
@@ -413,9 +426,11 @@ def tent(x: Any) -> Any:
 
 
 def sawtooth(depth: int) -> tuple[_nets.MLP, list[dict[str, jax.Array]]]:
-    r"""Telgarsky's sawtooth :math:`f_L = f \circ \dots \circ f` (``depth`` = L times) as a ReLU mlp.
+    r"""Telgarsky's sawtooth :math:`f_L = f \circ \dots \circ f` (``depth`` = L times)
+    as a ReLU mlp.
 
-    Each :math:`f(x) = \phi(2\phi(x) - 4\phi(x - 1/2))` (:func:`tent`) is two hidden layers
+    Each :math:`f(x) = \phi(2\phi(x) - 4\phi(x - 1/2))` (:func:`tent`) is two hidden
+    layers
     of widths 2 and 1, so the network has widths (1, 2, 1, ..., 2, 1, 1): 2L hidden
     layers, 3L hidden neurons and an identity readout, in the standard parameterization
     (z = h W + b). :math:`f_L` has :math:`2^{L-1}` teeth, :math:`2^L` affine pieces on
@@ -426,7 +441,8 @@ def sawtooth(depth: int) -> tuple[_nets.MLP, list[dict[str, jax.Array]]]:
         depth: L, the number of compositions, an integer >= 1.
 
     Returns:
-        (net, params): the :func:`lecturekit.nets.mlp` network and its hand-set parameters.
+        (net, params): the :func:`lecturekit.nets.mlp` network and its hand-set
+        parameters.
 
     Example:
         >>> from lecturekit import regions

@@ -1,11 +1,12 @@
 r"""Linear and activation regions of a ReLU network with two inputs.
 
 For one hidden layer the linear regions are the cells of the neurons' lines
-(:func:`hidden_lines`): :func:`count_regions_2d_shallow` counts them exactly on the whole
-plane with :mod:`lecturekit.arrangements`, and :func:`lines_in_box` gives their number
-inside a box by Euler's formula. For any depth, :func:`activation_regions_2d` cuts a box
-into the convex polygons of constant activation pattern, layer by layer;
-:func:`activation_patterns` and :func:`pattern_map_2d` give the patterns at given points.
+(:func:`hidden_lines`): :func:`count_regions_2d_shallow` counts them exactly on the
+whole plane with :mod:`lecturekit.arrangements`, and :func:`lines_in_box` gives their
+number inside a box by Euler's formula. For any depth, :func:`activation_regions_2d`
+cuts a box into the convex polygons of constant activation pattern, layer by layer;
+:func:`activation_patterns` and :func:`pattern_map_2d` give the patterns at given
+points.
 
 Convention: as in :mod:`lecturekit.regions`; ``net`` has input dimension 2 (except
 :func:`hidden_lines` and :func:`activation_patterns`, which take any input dimension).
@@ -39,9 +40,10 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------- 2-D, one layer
+# ----------------------------------------------------------------------- 2-D, one layer
 def hidden_lines(net: _nets.MLP, params: Any) -> tuple[np.ndarray, np.ndarray]:
-    r"""First-layer hyperplanes :math:`\{x : \langle w_j, x\rangle + c_j = 0\}` of a ReLU network.
+    r"""First-layer hyperplanes :math:`\{x : \langle w_j, x\rangle + c_j = 0\}` of a
+    ReLU network.
 
     Neuron j of the first hidden layer switches on its hyperplane, with normal
     :math:`w_j = m_W W_{:, j}` and offset :math:`c_j = m_b b_j`. The result is the
@@ -70,12 +72,13 @@ def hidden_lines(net: _nets.MLP, params: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def count_regions_2d_shallow(net: _nets.MLP, params: Any) -> int:
-    r"""Exact number of linear regions on :math:`\mathbb R^2` of a one-hidden-layer ReLU network.
+    r"""Exact number of linear regions on :math:`\mathbb R^2` of a one-hidden-layer ReLU
+    network.
 
     Neuron j contributes :math:`v_j \phi(\lambda_j (\langle n, x\rangle + c))`, where
     (n, c) is its line in a normalised form; crossing the line changes the gradient by
-    :math:`(\sum_j v_j |\lambda_j|)\, n`, summed over the neurons on that line. The lines
-    with a non-zero jump are the kinks; the linear regions are the cells of their
+    :math:`(\sum_j v_j |\lambda_j|)\, n`, summed over the neurons on that line. The
+    lines with a non-zero jump are the kinks; the linear regions are the cells of their
     arrangement, counted exactly by :func:`lecturekit.arrangements.count_cells`.
 
     Args:
@@ -99,7 +102,8 @@ def count_regions_2d_shallow(net: _nets.MLP, params: Any) -> int:
     check_relu_net(net, input_dim=2)
     if net.depth != 1:
         raise ValueError(
-            f"net must have one hidden layer for count_regions_2d_shallow, got depth {net.depth}"
+            "net must have one hidden layer for count_regions_2d_shallow, got depth "
+            f"{net.depth}"
         )
     (w, b), (v, _) = network_layers(net, params, exact=True)
     jumps: dict[tuple, Fraction] = {}
@@ -120,11 +124,13 @@ def count_regions_2d_shallow(net: _nets.MLP, params: Any) -> int:
 
 
 class LinesInBox(NamedTuple):
-    """First-layer lines that meet a box, and their crossings inside it (:func:`lines_in_box`).
+    """First-layer lines that meet a box, and their crossings inside it
+    (:func:`lines_in_box`).
 
     Attributes:
         lines: the number of first-layer neurons whose line meets the open box.
-        crossings: the number of points inside the open box where two of those lines cross.
+        crossings: the number of points inside the open box where two of those lines
+            cross.
 
     Example:
         >>> from lecturekit import regions
@@ -139,15 +145,16 @@ class LinesInBox(NamedTuple):
 def lines_in_box(
     net: _nets.MLP, params: Any, box: Sequence[float] = (-1.0, 1.0, -1.0, 1.0)
 ) -> LinesInBox:
-    r"""Count the first-layer lines of a 2-D-input ReLU network that meet a box, and their crossings.
+    r"""Count the first-layer lines of a 2-D-input ReLU network that meet a box, and
+    their crossings.
 
     Neuron j of the first hidden layer switches on the line
-    :math:`\{x : \langle w_j, x\rangle + c_j = 0\}` (:func:`hidden_lines`). A line meets the
-    open box when the box's corners lie strictly on both sides of it; two lines cross at
-    the solution of a 2 x 2 system (parallel lines never do). For a one-hidden-layer
-    network whose lines are in general position (no crossing on the boundary of the box,
-    no three through a point), Euler's formula for the planar graph the lines cut out of
-    the box gives the number of regions in closed form,
+    :math:`\{x : \langle w_j, x\rangle + c_j = 0\}` (:func:`hidden_lines`). A line meets
+    the open box when the box's corners lie strictly on both sides of it; two lines
+    cross at the solution of a 2 x 2 system (parallel lines never do). For a
+    one-hidden-layer network whose lines are in general position (no crossing on the
+    boundary of the box, no three through a point), Euler's formula for the planar graph
+    the lines cut out of the box gives the number of regions in closed form,
     ``activation_regions_2d(net, params, box).count == 1 + lines + crossings``, without
     cutting polygons: a cheap, independent check of :func:`activation_regions_2d`.
 
@@ -187,15 +194,16 @@ def lines_in_box(
     return LinesInBox(int(np.count_nonzero(meets)), int(np.count_nonzero(inside)))
 
 
-# --------------------------------------------------------------------------- 2-D, any depth
+# ----------------------------------------------------------------------- 2-D, any depth
 class Regions2D(NamedTuple):
-    """Convex polygons of constant activation pattern inside a box (:func:`activation_regions_2d`).
+    """Convex polygons of constant activation pattern inside a box
+    (:func:`activation_regions_2d`).
 
     Attributes:
         polygons: list of (m_k, 2) float64 arrays, the vertices of each region in
             counter-clockwise order.
-        patterns: (count, N) bool array, the activation pattern (all hidden neurons, layer
-            by layer) on each region's interior.
+        patterns: (count, N) bool array, the activation pattern (all hidden neurons,
+            layer by layer) on each region's interior.
         gradients: (count, 2) float64 array, the network's gradient on each region.
 
     The property ``count`` is the number of regions.
@@ -217,7 +225,9 @@ class Regions2D(NamedTuple):
 
 
 def _split(poly: np.ndarray, vals: np.ndarray, tol: float):
-    """Split a convex polygon by the zero line of an affine function with vertex values vals."""
+    """Split a convex polygon by the zero line of an affine function with vertex values
+    vals.
+    """
     pos_part, neg_part = [], []
     m = len(poly)
     for i in range(m):
@@ -273,14 +283,14 @@ def activation_regions_2d(
 ) -> Regions2D:
     """Activation regions of a 2-D-input ReLU network inside ``box`` = (x0, x1, y0, y1).
 
-    Starting from the box, each hidden layer's pre-activations are affine on every current
-    polygon (their coefficients are carried along), so the polygon is cut by each neuron's
-    zero line in turn (float64; vertex values within ``tol`` times the polygon's scale of
-    zero count as on the line). Every resulting polygon is convex and carries one
-    activation pattern; the network's gradient is constant on it. Counts activation
-    regions; adjacent regions with equal gradients are not merged, so this is an upper
-    bound on the linear regions inside the box (equal to it for one hidden layer and
-    generic weights).
+    Starting from the box, each hidden layer's pre-activations are affine on every
+    current polygon (their coefficients are carried along), so the polygon is cut by
+    each neuron's zero line in turn (float64; vertex values within ``tol`` times the
+    polygon's scale of zero count as on the line). Every resulting polygon is convex and
+    carries one activation pattern; the network's gradient is constant on it. Counts
+    activation regions; adjacent regions with equal gradients are not merged, so this is
+    an upper bound on the linear regions inside the box (equal to it for one hidden
+    layer and generic weights).
 
     Args:
         net: a ReLU :func:`lecturekit.nets.mlp` network with input dimension 2.
@@ -307,7 +317,8 @@ def activation_regions_2d(
     layers = network_layers(net, params, exact=False)
     x0, x1, y0, y1 = box
     square = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float64)
-    # each item: polygon, affine map of the current layer input h = A x + c  (A: (2, n), c: (n,))
+    # each item: polygon, affine map of the current layer input h = A x + c  (A: (2, n),
+    # c: (n,))
     items = [(square, np.eye(2), np.zeros(2), [])]
     for w, b in layers[:-1]:
         items = _cut_layer(items, w, b, tol)
@@ -319,7 +330,8 @@ def activation_regions_2d(
 
 
 def activation_patterns(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
-    """Activation pattern of each input: whether z > 0, for every hidden neuron, layer by layer.
+    """Activation pattern of each input: whether z > 0, for every hidden neuron, layer
+    by layer.
 
     Args:
         net: a ReLU :func:`lecturekit.nets.mlp` network.
@@ -350,10 +362,11 @@ def pattern_map_2d(
     box: Sequence[float] = (-1.0, 1.0, -1.0, 1.0),
     resolution: int = 200,
 ) -> tuple[np.ndarray, int]:
-    """Label each point of a resolution x resolution grid over ``box`` by its activation pattern.
+    """Label each point of a resolution x resolution grid over ``box`` by its activation
+    pattern.
 
-    A picture of the regions on a grid, with no claim to completeness: regions smaller than
-    the grid spacing are missed. :func:`activation_regions_2d` finds them all.
+    A picture of the regions on a grid, with no claim to completeness: regions smaller
+    than the grid spacing are missed. :func:`activation_regions_2d` finds them all.
 
     Args:
         net: a ReLU :func:`lecturekit.nets.mlp` network with input dimension 2.
@@ -363,8 +376,8 @@ def pattern_map_2d(
 
     Returns:
         (labels, k): labels[i, j] in {0, ..., k-1} identifies the pattern at
-        (x_j, y_i); k distinct patterns were seen (a lower bound on the regions meeting the
-        box).
+        (x_j, y_i); k distinct patterns were seen (a lower bound on the regions meeting
+        the box).
 
     Example:
         >>> import numpy as np
