@@ -46,7 +46,9 @@ class NumericalWarning(UserWarning):
 
 
 def warn_numerical(message: str, *, stacklevel: int = 3) -> None:
-    """Emit a :class:`NumericalWarning` attributed to the caller of the public function."""
+    """Emit a :class:`NumericalWarning` attributed to the caller of the public
+    function.
+    """
     warnings.warn(message, NumericalWarning, stacklevel=stacklevel)
 
 
@@ -58,14 +60,18 @@ def is_traced(value: Any) -> bool:
 
 
 def concrete(value: Any) -> np.ndarray | None:
-    """``value`` as a NumPy array (a view where possible), or None while it is traced."""
+    """``value`` as a NumPy array (a view where possible), or None while it is
+    traced.
+    """
     if is_traced(value):
         return None
     return np.asarray(value)
 
 
 def float_dtype() -> np.dtype:
-    """The default floating dtype: float64 when ``jax_enable_x64`` is on, else float32."""
+    """The default floating dtype: float64 when ``jax_enable_x64`` is on, else
+    float32.
+    """
     return np.dtype(jnp.result_type(float))
 
 
@@ -277,7 +283,8 @@ def check_range(
         elif lo is None:
             want = f"{'<' if hi_open else '<='} {hi:g}"
         else:
-            want = f"lie in {'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+            left, right = "(" if lo_open else "[", ")" if hi_open else "]"
+            want = f"lie in {left}{lo:g}, {hi:g}{right}"
         first = host[bad].ravel()[0]
         raise ValueError(
             f"{name} must be {want}{f' ({what})' if what else ''}, got {first:g}"

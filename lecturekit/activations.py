@@ -105,7 +105,8 @@ _REGISTRY: dict[str, Activation] = {
 }
 
 NAMES: tuple[str, ...] = tuple(_REGISTRY)
-"""The names :func:`get` knows: relu, erf, tanh, identity, softplus, swish, sigmoid, sin."""
+"""The names :func:`get` knows: relu, erf, tanh, identity, softplus, swish, sigmoid,
+sin."""
 
 
 def get(activation: str | Activation, *, name: str = "activation") -> Activation:

@@ -125,7 +125,9 @@ def _in_range(name: str, default: Any, low: float, high: float) -> float:
 
 
 def _widget(name: str, spec: Any, default: Any) -> ipywidgets.ValueWidget:
-    """The ipywidgets control for one spec, at the plot function's default ``default``."""
+    """The ipywidgets control for one spec, at the plot function's default
+    ``default``.
+    """
     if isinstance(spec, Linear):
         low, high, step = (
             _real(v, f"{name}: Linear {f}") for v, f in zip(spec, spec._fields)

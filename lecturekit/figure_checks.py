@@ -45,7 +45,8 @@ from matplotlib.lines import Line2D
 __all__ = ["problems", "report", "install", "MARKER"]
 
 MARKER = "Figure check failed"
-"""The prefix of every line :func:`report` prints: the test run looks for it in a cell's output."""
+"""The prefix of every line :func:`report` prints: the test run looks for it in a
+cell's output."""
 MAX_CATEGORIES = 12
 _MATH = re.compile(r"\$[^$]*\$")
 
@@ -61,7 +62,9 @@ def _name(fig: Figure, ax: Axes) -> str:
 
 
 def _raw_markup(text: str) -> bool:
-    """True if `text` has _ or ^ outside $...$ (matplotlib then prints them literally)."""
+    """True if `text` has _ or ^ outside $...$ (matplotlib then prints them
+    literally).
+    """
     return bool(re.search(r"[_^]", _MATH.sub("", text)))
 
 

@@ -135,7 +135,9 @@ def expectation(
 
 
 def check_variance(value: ArrayLike, name: str) -> jax.Array:
-    """``value`` as a float array, checked >= 0 where it is concrete (internal helper)."""
+    """``value`` as a float array, checked >= 0 where it is concrete (internal
+    helper).
+    """
     k = as_float_array(value, name=name)
     values = concrete(k)
     if values is not None and np.any(values < 0):
@@ -291,7 +293,9 @@ class DualActivation:
         return _dual_pair(self, k11, k12, k22)
 
     def diagonal(self, variance: ArrayLike) -> Duals:
-        """:class:`Duals` at k11 = k12 = k22 = ``variance``: E[phi(u)^2], E[phi'(u)^2]."""
+        """:class:`Duals` at k11 = k12 = k22 = ``variance``: E[phi(u)^2],
+        E[phi'(u)^2].
+        """
         return _dual_diagonal(self, variance)
 
 

@@ -281,8 +281,9 @@ def _recursion(a, b, depth, duals, w2, b2, ow2, ob2) -> Kernels:
 
 
 TILE = 2048
-"""Kernels with more than TILE rows or columns are assembled from TILE x TILE tiles, each one
-compiled call: memory stays at a few tiles besides the result (10000 inputs: 2 x 0.8 GB)."""
+"""Kernels with more than TILE rows or columns are assembled from TILE x TILE tiles,
+each one compiled call: memory stays at a few tiles besides the result (10000 inputs:
+2 x 0.8 GB)."""
 
 
 def _tiled_recursion(

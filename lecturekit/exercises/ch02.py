@@ -63,7 +63,8 @@ def check_sine_ntk(sine_ntk: Callable) -> None:
         what="sine NTK on [-1, 1]",
         rtol=1e-8,
         atol=1e-10,
-        hint="NTK = dual(sin)(xi) + xi * dual(cos)(xi); write sin u sin v = (cos(u-v) - cos(u+v))/2 "
+        hint="NTK = dual(sin)(xi) + xi * dual(cos)(xi); write sin u sin v = (cos(u-v) "
+        "- cos(u+v))/2 "
         "and use E[cos(s z)] = exp(-s^2/2).",
     )
     return passed(
@@ -89,7 +90,9 @@ def _flow_problem():
 
 @functools.lru_cache(maxsize=1)
 def _flow_reference() -> np.ndarray:
-    """f_t on the test points by classical Runge-Kutta with 4000 steps (computed once)."""
+    """f_t on the test points by classical Runge-Kutta with 4000 steps (computed
+    once).
+    """
     K, k_test, y, f0s, f0t, t_end = _flow_problem()
     n, steps = K.shape[0], 4000
     h = t_end / steps
@@ -289,7 +292,8 @@ def check_kernel_ridge(krr_predict: Callable) -> None:
             what=f"kernel ridge predictions (ridge={ridge})",
             rtol=1e-8,
             atol=1e-10,
-            hint="a = (K + ridge I)^-1 y (solve, do not invert), predictions k_test @ a",
+            hint="a = (K + ridge I)^-1 y (solve, do not invert), predictions k_test @ "
+            "a",
         )
     got0 = call_numeric(
         krr_predict,
@@ -334,7 +338,7 @@ def check_readout_ensemble(readout_ensemble_covariance: Callable) -> None:
         ...     return ktt - kt @ np.linalg.solve(k, kt.T)
         >>> exercises.ch02.check_readout_ensemble(posterior)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: covariance of the readout-trained ensemble...
+        lecturekit.exercises.ExerciseCheckError: covariance of the readout-trained...
     """
     require_callable(readout_ensemble_covariance, what="readout_ensemble_covariance")
     rng = np.random.default_rng(7)

@@ -145,7 +145,8 @@ def check_continuum_mass(lower_mass: Callable) -> None:
             s2**2 / (s1**2 + s2**2),
             what=f"lower_mass({s1}, {s2})",
             rtol=1e-10,
-            hint="the Ito Fokker-Planck equation gives sigma(theta)^2 p(theta) = constant.",
+            hint="the Ito Fokker-Planck equation gives sigma(theta)^2 p(theta) = "
+            "constant.",
         )
     # the exact lattice chain, slow=1, fast=2
     exact = _ib.two_speed_chain_stationary(400)[:400].sum()
@@ -197,7 +198,8 @@ def check_gd_bias_order(deviation: Callable) -> None:
             _gd_deviation_reference(c),
             what=f"deviation(X, y, {c})",
             rtol=1e-3,
-            hint="use implicit_bias.train_diagonal_net(X, y, alpha=0.1, step_scale=c) and implicit_bias.argmin_Q.",
+            hint="use implicit_bias.train_diagonal_net(X, y, alpha=0.1, step_scale=c) "
+            "and implicit_bias.argmin_Q.",
         )
     return passed(
         "your deviations match: gradient descent is biased by its step, more so for "
@@ -206,7 +208,9 @@ def check_gd_bias_order(deviation: Callable) -> None:
 
 
 def _uv_reference_slope(beta, alpha):
-    """phi'(beta) / phi''(0) for the u*v network: (alpha^2/2) arcsinh(2 beta / alpha^2)."""
+    """phi'(beta) / phi''(0) for the u*v network: (alpha^2/2) arcsinh(2 beta /
+    alpha^2).
+    """
     import sympy as sp
 
     return alpha**2 / 2 * sp.asinh(2 * beta / alpha**2)
@@ -355,7 +359,8 @@ def check_flattest_interpolant(flattest_interpolant: Callable) -> None:
                 "this is the unweighted minimum-l1 interpolant: the sharpness weighs "
                 "coordinate j by c_j = sum_n x_nj^2."
                 if np.allclose(got, plain, atol=1e-6)
-                else "minimize sum_j c_j |beta_j|, c_j = sum_n x_nj^2 (a linear program)."
+                else "minimize sum_j c_j |beta_j|, c_j = sum_n x_nj^2 "
+                "(a linear program)."
             )
             raise ExerciseCheckError(
                 f"{what}: tr H is not minimal at your beta. Hint: {hint}"

@@ -47,7 +47,7 @@ def check_contraction_factor(contraction: Callable) -> None:
         >>> exercises.ch07.check_contraction_factor(
         ...     lambda lams, lr: 1 - lr * min(lams))
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: ||I - lr A|| for eigenvalues ... got 0.81 where 0.9...
+        lecturekit.exercises.ExerciseCheckError: ||I - lr A|| for eigenvalues...
     """
     require_callable(contraction, what="contraction")
     for lams in _spectra():
@@ -82,7 +82,7 @@ def check_best_step(best_step: Callable) -> None:
     Example:
         >>> exercises.ch07.check_best_step(lambda a, b: (1 / b, 1 - a / b))
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: the optimal step for lambda in [1, 10]...
+        lecturekit.exercises.ExerciseCheckError: the optimal step for lambda in [1,...
     """
     require_callable(best_step, what="best_step")
     for lo, hi in ((1.0, 10.0), (0.3, 0.7), (2.0, 200.0)):
@@ -99,14 +99,16 @@ def check_best_step(best_step: Callable) -> None:
             grid[np.argmin(factors)],
             what=f"the optimal step for lambda in [{lo:g}, {hi:g}]",
             rtol=1e-4,
-            hint="the optimum balances the two ends: 1 - lr lambda_min = lr lambda_max - 1.",
+            hint="the optimum balances the two ends: 1 - lr lambda_min = lr lambda_max "
+            "- 1.",
         )
         compare(
             got[1],
             factors.min(),
             what=f"the optimal factor for lambda in [{lo:g}, {hi:g}]",
             rtol=1e-4,
-            hint="write it through the condition number kappa = lambda_max / lambda_min.",
+            hint="write it through the condition number kappa = lambda_max / "
+            "lambda_min.",
         )
     return passed(
         "your step and factor match a brute-force search over steps on three spectra."
@@ -149,7 +151,8 @@ def check_noise_floor(floor: Callable) -> None:
         compare(
             got,
             ref,
-            what=f"the stationary mean loss for lams = {lams}, lr = {lr}, sigma = {sigma}",
+            what=f"the stationary mean loss for lams = {lams}, lr = {lr}, sigma = "
+            f"{sigma}",
             rtol=1e-8,
             hint="find the stationary variance v_i of each coordinate from "
             "v_i = (1 - lr lam_i)^2 v_i + lr^2 sigma^2 (keep the lr^2 term).",
@@ -242,7 +245,8 @@ def check_ntk_alpha(alpha_for_width: Callable) -> None:
             "f_NTK - f_NTK(theta_0) of the library networks",
             rtol=1e-5,
             atol=1e-9,
-            hint="compare the readout multipliers of the two parameterizations (nets module docstring).",
+            hint="compare the readout multipliers of the two parameterizations (nets "
+            "module docstring).",
         )
         # one step lr on L_alpha of f_MF equals one step lr / m on the centred NTK loss
         compare(
@@ -252,7 +256,8 @@ def check_ntk_alpha(alpha_for_width: Callable) -> None:
             "on the centred NTK loss",
             rtol=1e-5,
             atol=1e-9,
-            hint="L_alpha = (1/alpha^2) L(alpha (f - f_0)); with the right alpha it is (1/m) times "
+            hint="L_alpha = (1/alpha^2) L(alpha (f - f_0)); with the right alpha it is "
+            "(1/m) times "
             "the centred NTK loss.",
         )
     return passed(
@@ -291,7 +296,7 @@ def check_mup_scalings(mup_scalings: Callable) -> None:
         >>> exercises.ch07.check_mup_scalings(
         ...     lambda fan_in, fan_out, layer: (1 / fan_in, 1.0))
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: ...the standard parameterization (SP)...
+        lecturekit.exercises.ExerciseCheckError: ...the standard parameterization...
     """
     from .. import feature_learning, nets
 

@@ -77,7 +77,8 @@ def check_softmax_curvature(curvature: Callable) -> None:
             ref,
             what=f"curvature(p) at p = {p}",
             atol=1e-5,
-            hint="differentiate log sum_b exp(z_b) twice: the diagonal is p_a - p_a^2, the rest "
+            hint="differentiate log sum_b exp(z_b) twice: the diagonal is p_a - p_a^2, "
+            "the rest "
             "-p_a p_b; the label does not enter.",
         )
     return passed(
@@ -177,7 +178,8 @@ def check_hutchinson_variance(variance: Callable) -> None:
             want,
             what=f"Var(v^T H v), {probe} probes",
             rtol=1e-8,
-            hint="write v^T H v = sum_ij H_ij v_i v_j and use E[v_i^4] (3 for a Gaussian, 1 for a "
+            hint="write v^T H v = sum_ij H_ij v_i v_j and use E[v_i^4] (3 for a "
+            "Gaussian, 1 for a "
             "random sign) in the fourth moments.",
         )
     return passed(

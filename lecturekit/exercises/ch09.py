@@ -193,7 +193,7 @@ def check_active_probability(active_probability: Callable) -> None:
     Example:
         >>> exercises.ch09.check_active_probability(lambda x: 0.5)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: active_probability(x) at x = [ 3. -4.  ...
+        lecturekit.exercises.ExerciseCheckError: active_probability(x) at x = [ 3...
     """
     require_callable(active_probability, what="active_probability")
     for x in (
@@ -217,7 +217,8 @@ def check_active_probability(active_probability: Callable) -> None:
             what=f"active_probability(x) at x = {x}",
             rtol=1e-12,
             atol=1e-12,
-            hint="Enumerate the 2^d sign vectors; a pre-activation exactly 0 is inactive.",
+            hint="Enumerate the 2^d sign vectors; a pre-activation exactly 0 is "
+            "inactive.",
         )
     return passed(
         "ties (pre-activation exactly 0) make a Rademacher unit active with "
@@ -241,7 +242,7 @@ def check_tie_moment(tie_moment: Callable) -> None:
     Example:
         >>> exercises.ch09.check_tie_moment(lambda x: 2 / len(x))
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: tie_moment(x) at x = [1. 1. 1. 1.]: got 0.5 ...
+        lecturekit.exercises.ExerciseCheckError: tie_moment(x) at x = [1. 1. 1. 1.]:...
     """
     require_callable(tie_moment, what="tie_moment")
     for x in (
@@ -264,7 +265,8 @@ def check_tie_moment(tie_moment: Callable) -> None:
             what=f"tie_moment(x) at x = {x}",
             rtol=1e-12,
             atol=1e-12,
-            hint="Square the path sum: the cross terms vanish and every path weight squares "
+            hint="Square the path sum: the cross terms vanish and every path weight "
+            "squares "
             "to (2/n_0)(2/n_1), so the moment is (4/n_0) P(active); a tie is inactive.",
         )
     return passed(

@@ -44,7 +44,7 @@ def check_fourth_moment(fourth_moment: Callable) -> None:
         >>> exercises.ch10.check_fourth_moment(
         ...     lambda widths: float(np.prod([1 + 2 / n for n in widths[1:]])))
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: fourth_moment(widths) at widths (5, 8): ...
+        lecturekit.exercises.ExerciseCheckError: fourth_moment(widths) at widths (5,...
     """
     require_callable(fourth_moment, what="fourth_moment")
     for widths in ((5, 8), (3,), (1, 2, 3), (10, 4, 4, 4), (7, 1, 9)):
@@ -154,7 +154,7 @@ def check_gaussian_optimal_scale(optimal_scale: Callable) -> None:
     Example:
         >>> exercises.ch10.check_gaussian_optimal_scale(lambda a, P, n0: a)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: optimal_scale(a, P, n0) at (2.0, 3, 12): ...
+        lecturekit.exercises.ExerciseCheckError: optimal_scale(a, P, n0) at (2.0, 3,...
     """
     require_callable(optimal_scale, what="optimal_scale")
     for a, p, n in ((2.0, 3, 12), (0.5, 10, 20), (7.0, 1, 4)):
@@ -171,7 +171,8 @@ def check_gaussian_optimal_scale(optimal_scale: Callable) -> None:
             want,
             what=f"optimal_scale(a, P, n0) at {(a, p, n)}",
             rtol=1e-3,
-            hint="Y ~ N(0, sigma2 X X^T / n0); differentiate its log density in sigma2.",
+            hint="Y ~ N(0, sigma2 X X^T / n0); differentiate its log density in "
+            "sigma2.",
         )
     return passed("sigma2* = n0 a / P = ||theta_par||^2 / alpha.")
 

@@ -57,7 +57,7 @@ def check_jl_dimension(jl_dimension: Callable) -> None:
     Example:
         >>> exercises.ch11.check_jl_dimension(lambda k, ratio: 8 * np.log(k) / 0.25)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: jl_dimension(k, ratio) at (16, 2.0): ...
+        lecturekit.exercises.ExerciseCheckError: jl_dimension(k, ratio) at (16,...
     """
     require_callable(jl_dimension, what="jl_dimension")
     for k, ratio in ((16, 2.0), (2**10, 2.0), (100, 1.5), (7, 3.0)):
@@ -80,7 +80,8 @@ def check_jl_dimension(jl_dimension: Callable) -> None:
             want,
             what=f"jl_dimension(k, ratio) at ({k}, {ratio})",
             rtol=1e-6,
-            hint="The lemma bounds squared distances: the distance ratio is sqrt((1 + eps)/(1 - eps)); "
+            hint="The lemma bounds squared distances: the distance ratio is sqrt((1 + "
+            "eps)/(1 - eps)); "
             "solve for eps, and use the natural logarithm.",
         )
     return passed(
@@ -111,7 +112,7 @@ def check_zigzag_encoder(encode: Callable) -> None:
         >>> naive = lambda v: np.where(np.diff(v) >= 0, 1, -1)
         >>> exercises.ch11.check_zigzag_encoder(naive)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: encode(values) for f = 0 with n = 8: ...
+        lecturekit.exercises.ExerciseCheckError: encode(values) for f = 0 with n =...
     """
     require_callable(encode, what="encode")
     fine = 1024
@@ -162,7 +163,7 @@ def check_entropy_lower_bound(entropy_lower_bound: Callable) -> None:
         >>> first_axis_only = lambda axes, n: 2.0 ** -n * axes[0]
         >>> exercises.ch11.check_entropy_lower_bound(first_axis_only)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: entropy_lower_bound(axes, n) for axes 1/j at n = 16: ...
+        lecturekit.exercises.ExerciseCheckError: entropy_lower_bound(axes, n) for...
     """
     require_callable(entropy_lower_bound, what="entropy_lower_bound")
     cases = [
@@ -191,7 +192,8 @@ def check_entropy_lower_bound(entropy_lower_bound: Callable) -> None:
                 math.exp(best),
                 what=f"entropy_lower_bound(axes, n) for axes {name} at n = {n}",
                 rtol=1e-8,
-                hint="2^n balls of radius eps covering the k-dimensional section have total volume "
+                hint="2^n balls of radius eps covering the k-dimensional section have "
+                "total volume "
                 "2^n eps^k vol(B) >= sigma_1 ... sigma_k vol(B); take the k-th root "
                 "and the best k.",
             )
@@ -215,7 +217,7 @@ def check_mcshane(mcshane: Callable) -> None:
         ...     x[:, None] - xk[None], axis=2), axis=1))
         >>> exercises.ch11.check_mcshane(lower)
         Traceback (most recent call last):
-        lecturekit.exercises.ExerciseCheckError: mcshane: this is the smallest extension ...
+        lecturekit.exercises.ExerciseCheckError: mcshane: this is the smallest...
     """
     require_callable(mcshane, what="mcshane")
     rng = np.random.default_rng(5)
@@ -246,7 +248,8 @@ def check_mcshane(mcshane: Callable) -> None:
             what=f"mcshane(...)(x) in dimension {d}",
             rtol=1e-10,
             atol=1e-10,
-            hint="Every L-Lipschitz extension G satisfies G(x) <= y_i + L |x - x_i| for every i; the "
+            hint="Every L-Lipschitz extension G satisfies G(x) <= y_i + L |x - x_i| "
+            "for every i; the "
             "minimum of these cones is itself L-Lipschitz and agrees with the data.",
         )
         compare(

@@ -365,8 +365,11 @@ def line_counts(net: _nets.MLP, params: Any, radius: Any = 1.0) -> LineCounts:
     Example:
         >>> from lecturekit import regions
         >>> net, params = regions.sawtooth(2)
-        >>> regions.line_counts(net, params, radius=0.6)
-        LineCounts(pieces=6, activation_regions=6, pieces_inside=4, activation_regions_inside=4, zeros_per_layer=(2, 1, 2, 0))
+        >>> counts = regions.line_counts(net, params, radius=0.6)
+        >>> counts.pieces, counts.activation_regions, counts.pieces_inside
+        (6, 6, 4)
+        >>> counts.activation_regions_inside, counts.zeros_per_layer
+        (4, (2, 1, 2, 0))
     """
     check_relu_net(net, input_dim=1)
     radius = check_real(radius, name="radius", positive=True)
