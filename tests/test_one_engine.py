@@ -31,9 +31,14 @@ What counts as a loop that takes a derivative (on the ideas, not on code shapes)
   ``linear_transpose``; as ``jax.grad``, after ``from jax import grad``, or under an
   alias), to a name bound anywhere in the unit to a derivative function
   (``g = jax.grad(loss)``, ``step = jax.jit(step_fn)``, ``_, pullback = jax.vjp(f, x)``,
-  ``@jax.grad def ...``), or to a function or method of the unit whose body takes a
-  derivative, directly or through the unit's own calls (a fixed point). Imports are
-  not followed: calling an engine (``training.descend``) in a sweep is using it.
+  ``@jax.grad def ...``, ``step = make_step(loss)`` for a factory that returns one,
+  ``step = Step()`` for a class whose ``__call__`` takes one), or to a function or
+  method of the unit whose body takes a derivative, directly or through the unit's
+  own calls (a fixed point). Names are resolved by Python's scopes (a parameter
+  ``step`` is not the module's ``step``); a value (``g = jax.grad(loss)(p)``) is not
+  a derivative function. Imports are not followed: calling an engine
+  (``training.descend``) in a sweep is using it. Hand-written gradients (NumPy
+  formulas) are invisible to this check.
 
 Random-number sites: any reference to a drawing function of ``jax.random`` (all but
 key handling) however it is imported, anything in ``numpy.random`` (a generator made
@@ -41,8 +46,10 @@ is a site; its draws follow from it), the standard library's ``random`` and SciP
 ``.rvs``.
 
 The other engines are checked by shape: Gauss–Hermite nodes only in
-``lecturekit/gaussian.py``, a Lanczos iteration only in ``lecturekit/hessian.py``, the
-backward pass of ``nets.MLP`` only in ``lecturekit/nets.py``.
+``lecturekit/gaussian.py``, a Lanczos iteration (a function named ``*lanczos*`` that
+holds a loop statement or a loop call) only in ``lecturekit/hessian.py``, the backward
+pass of ``nets.MLP`` (a function named ``*backprop*``/``*backward*``) only in
+``lecturekit/nets.py``.
 """
 
 from __future__ import annotations
@@ -435,7 +442,8 @@ class Unit:
     def _taint(self):
         """Fixed point: the unit's names bound to derivative functions (its functions
         whose body takes a derivative among them), the methods among them, and the
-        factories (such functions that return a function)."""
+        factories (such functions that return a function, and classes whose instances
+        are such functions: ``__call__`` takes a derivative)."""
         self.derivative_names: set = set()
         self.derivative_methods: set[str] = set()
         self.factories: set = set()
@@ -448,6 +456,7 @@ class Unit:
         returning = {
             self._key_of_def(d) for d in self.defs if self._returns_function(d)
         }
+        classes = {id(n): n for n in self.nodes() if isinstance(n, ast.ClassDef)}
         bindings = self._bindings()
         changed = True
         while changed:
@@ -456,7 +465,12 @@ class Unit:
                 if self.takes_derivative(self._cached_refs(definition)):
                     key = self._key_of_def(definition)
                     changed |= self._add(key, definition.name)
-                    if key in returning and key not in self.factories:
+                    if definition.name == "__call__" and self._in_class(key):
+                        cls = classes[key[0]]
+                        key = self.resolve(cls.name, self.scope[cls])
+                    if (key in returning or definition.name == "__call__") and (
+                        key not in self.factories
+                    ):
                         self.factories.add(key)
                         changed = True
             for key, value in bindings:
@@ -1066,6 +1080,28 @@ def iterate(f, x, n):
 p = iterate(lambda p: p - 0.1 * jax.grad(loss)(p), p0, 100)
 """,
         [("<module>", "line 7", "a derivative handed to iterate, which loops")],
+    ),
+    "a gradient stored on self": (
+        """
+import jax
+class Fit:
+    def __init__(self, loss):
+        self.slope = jax.jit(jax.grad(loss))
+    def run(self, p):
+        return [p := p - 0.1 * self.slope(p) for _ in range(10)]
+""",
+        [("Fit.run", "line 7", "list comprehension")],
+    ),
+    "a callable object": (
+        """
+import jax
+class Step:
+    def __call__(self, p):
+        return p - 0.1 * jax.grad(loss)(p)
+step = Step()
+p = jax.lax.fori_loop(0, 10, lambda i, p: step(p), p0)
+""",
+        [("<module>", "line 7", "jax.lax.fori_loop")],
     ),
     "recursion": (
         """
