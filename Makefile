@@ -74,7 +74,7 @@ BOOK_PDF := $(if $(filter 0,$(SOLUTIONS)),_build/pdf/book-nosolutions.pdf,_build
 COURSE ?= course
 
 .PHONY: help venv mathjax browser-deps notebooks api book test test-unit test-notebooks \
-        test-determinism check-determinism test-book lab student bench clean pdf assignments
+        test-determinism check-determinism test-book lint format lab student bench clean pdf assignments
 
 help:  ## list the targets
 	@echo "Targets (each creates .venv first if needed):"
@@ -150,13 +150,23 @@ endif
 # Every chapter is executed twice, two at a time: by nbval (which fills the book's execution
 # cache and the JAX compilation cache), then by the determinism check, beside the unit tests
 # and the book build, which takes the chapters from nbval's cache and executes none of them.
-test: $(STAMP) $(MATHJAX) notebooks  ## chapters under nbval; then, side by side, the unit tests, a second run of the chapters (determinism) and the book
+test: $(STAMP) $(MATHJAX) notebooks  ## lint; chapters under nbval; then, side by side, the unit tests, a second run of the chapters (determinism) and the book
 	@t0=$$(date +%s); status=0; \
+	$(MAKE) --no-print-directory lint || status=$$?; \
 	$(MAKE) --no-print-directory test-notebooks || status=$$?; \
 	BOOK_FROM_NBVAL_CACHE=1 $(MAKE) --no-print-directory -j3 --output-sync=target \
 	  test-unit test-determinism test-book || status=$$?; \
 	echo "make test: $$(( $$(date +%s) - t0 )) s in total"; \
 	exit $$status
+
+# The library's formatter and linter (ruff, configured in pyproject.toml): `make lint` checks,
+# `make format` rewrites. A second or two; `make test` runs it first.
+lint: $(STAMP)  ## ruff: lecturekit formatted (ruff format --check) and lint-clean (ruff check)
+	@$(call STAGE_TIMER,$(BIN)/ruff format --check lecturekit && $(BIN)/ruff check lecturekit)
+
+format: $(STAMP)  ## ruff format lecturekit (and the safe ruff check fixes)
+	$(BIN)/ruff check --fix lecturekit
+	$(BIN)/ruff format lecturekit
 
 # --doctest-modules: the Example of every docstring in lecturekit runs too (root conftest.py).
 # Two workers, each with a single-threaded XLA: the unit tests are small programs, mostly
