@@ -241,9 +241,17 @@ def _check_outputs(
 # Update rules of the engine (the Optax convention: init(params), update(grads, ...))
 
 
+class _Stateless:
+    """An update rule without state: ``init`` gives ()."""
+
+    def init(self, params: Any) -> tuple:
+        """The rule's state before the first step: () (it has none)."""
+        return ()
+
+
 @jax.tree_util.register_dataclass
 @dataclass(frozen=True)
-class GradientStep:
+class GradientStep(_Stateless):
     """The plain gradient step theta <- theta - lr g: :func:`descend`'s default rule.
 
     An update rule: ``init(params)`` gives the (empty) state and ``update(grads, state,
@@ -252,21 +260,20 @@ class GradientStep:
     Example:
         >>> from lecturekit import training
         >>> rule = training.GradientStep()
-        >>> new, state = rule.update(jnp.ones(2), rule.init(None), jnp.zeros(2), 0.5, 0)
+        >>> new, state = rule.update(jnp.ones(2), rule.init(None), jnp.zeros(2),
+        ...                          0.5, 0)
         >>> new.tolist(), state
         ([-0.5, -0.5], ())
     """
 
-    def init(self, params: Any) -> tuple:
-        return ()
-
     def update(self, grads, state, params, lr, step):
+        """(params - lr grads, state)."""
         return jax.tree_util.tree_map(lambda a, g: a - lr * g, params, grads), state
 
 
 @jax.tree_util.register_dataclass
 @dataclass(frozen=True)
-class NoisyGradient:
+class NoisyGradient(_Stateless):
     """Gaussian gradient noise and an optional Robbins-Monro step: :func:`noisy_descend`.
 
     theta_{t+1} = theta_t - lr_t (grad L(theta_t) + scale xi_t), with xi_t = row t of
@@ -292,10 +299,8 @@ class NoisyGradient:
     scale: float | jax.Array
     decay: float | None = field(default=None, metadata=dict(static=True))
 
-    def init(self, params: Any) -> tuple:
-        return ()
-
     def update(self, grads, state, params, lr, step):
+        """(params - lr_t (grads + scale noises[step]), state), on the flat vector."""
         flat, unravel = jax.flatten_util.ravel_pytree(params)
         grad = jax.flatten_util.ravel_pytree(grads)[0]
         rate = lr if self.decay is None else lr / (1.0 + step / self.decay)
@@ -304,7 +309,7 @@ class NoisyGradient:
 
 @jax.tree_util.register_dataclass
 @dataclass(frozen=True)
-class StochasticGradient:
+class StochasticGradient(_Stateless):
     """A mini-batch, label-noise gradient in place of the full one: :func:`stochastic_descend`.
 
     Step t takes theta <- theta - lr grad L_t(theta) with L_t the square loss
@@ -338,10 +343,8 @@ class StochasticGradient:
     batch: int = field(metadata=dict(static=True))
     label_noise: float = field(metadata=dict(static=True))
 
-    def init(self, params: Any) -> tuple:
-        return ()
-
     def update(self, grads, state, params, lr, step):
+        """(params - lr grad L_step(params), state); ``grads`` is not used."""
         n = self.x.shape[0]
         full = self.batch == n
         idx = (
