@@ -450,6 +450,25 @@ def _units_outputs_and_gradients(x, h, v, s):
     return h @ (s * v), (x[:, None] * dh, dh, h * s)
 
 
+def _units_mask(m, width, xp):
+    """1/sqrt(m) on the first m of ``width`` units, 0 on the others (xp: np or jnp)."""
+    return xp.where(xp.arange(width) < m, 1.0 / xp.sqrt(m * 1.0), 0.0)
+
+
+@partial(jax.jit, static_argnames=("width", "steps"))
+def _units_train(m, theta, x, y, w_scale, lr, width, steps):
+    """The width-m network's gradient descent, compiled once for every m."""
+    s = _units_mask(m, width, jnp)
+
+    def loss(theta):
+        w, b, v = theta
+        return _training.square_loss(
+            jnp.tanh(w_scale * jnp.outer(x, w) + b) @ (s * v), y
+        )
+
+    return _training.descend(loss, theta, lr=lr, steps=steps).final_params
+
+
 def first_units_width_sweep(
     x: ArrayLike,
     y: ArrayLike,
@@ -522,28 +541,14 @@ def first_units_width_sweep(
     both = np.concatenate([x, x_eval])
     units0 = np.tanh(w_scale * np.outer(both, theta0[0]) + theta0[1])
 
-    def mask(m, xp):
-        return xp.where(xp.arange(max_width) < m, 1.0 / xp.sqrt(m * 1.0), 0.0)
-
-    @jax.jit
-    def train(m, theta):
-        s, x_dev, y_dev = mask(m, jnp), jnp.asarray(x), jnp.asarray(y)
-
-        def loss(theta):
-            w, b, v = theta
-            return _training.square_loss(
-                jnp.tanh(w_scale * jnp.outer(x_dev, w) + b) @ (s * v), y_dev
-            )
-
-        return _training.descend(loss, theta, lr=lr, steps=steps).final_params
-
     def gram(ga, gb):
         return sum(a @ b.T for a, b in zip(ga, gb))
 
     out = {}
     for m in widths:
-        s = mask(m, np)
-        w, b, v = (np.asarray(a) for a in train(m, theta0))
+        s = _units_mask(m, max_width, np)
+        trained = _units_train(m, theta0, x, y, w_scale, lr, max_width, steps)
+        w, b, v = (np.asarray(a) for a in trained)
         f0, g0 = _units_outputs_and_gradients(both, units0, theta0[2], s)
         fT, gT = _units_outputs_and_gradients(
             both, np.tanh(w_scale * np.outer(both, w) + b), v, s
