@@ -337,14 +337,6 @@ def _relu_net(params, x):
     return jax.nn.relu(x @ params["W"].T) @ params["v"] / jnp.sqrt(params["v"].shape[0])
 
 
-@partial(jax.jit, static_argnames="steps")
-def _relu_train(params, x, y, lr, steps):
-    traj = _training.descend(
-        lambda p: _training.square_loss(_relu_net(p, x), y), params, lr=lr, steps=steps
-    )
-    return traj.final_params, traj.losses[-1]
-
-
 def relu_kernel_split(
     m: int,
     key: jax.Array,
@@ -395,7 +387,8 @@ def relu_kernel_split(
     d = x.shape[1]
     draws = np.asarray(_sampling.standard_normal(key, (m * (d + 1),)))
     W0, v0 = draws[: m * d].reshape(m, d) * np.sqrt(2.0 / d), draws[m * d :]
-    final, loss = _relu_train({"W": W0, "v": v0}, x, y, lr, steps)
+    run = _training.gradient_descent(_relu_net, {"W": W0, "v": v0}, lr, steps, x=x, y=y)
+    final, loss = run.final_params, run.losses[-1]
     W, v = np.asarray(final["W"]), np.asarray(final["v"])
 
     def kernel(W_, v_, pattern):
