@@ -65,6 +65,7 @@ from ._validation import (
     is_traced,
     warn_numerical,
 )
+from .losses import cross_entropy, square_loss
 
 __all__ = [
     "square_loss",
@@ -88,36 +89,8 @@ Model = Callable[[Any, jax.Array], jax.Array]
 
 
 # ----------------------------------------------------------------------------------------
-# Losses
-
-
-def square_loss(outputs: ArrayLike, targets: ArrayLike) -> jax.Array:
-    """The square loss (1/2n) sum_i ||outputs_i - targets_i||^2, n = the leading axis.
-
-    The one normalization of the square loss in lecturekit: half the mean over examples of
-    the squared Euclidean error (summed over the outputs of an example). Gradient descent
-    on it with step ``lr`` for s steps follows the gradient flow of
-    :mod:`lecturekit.regression` up to time t = lr s. Traceable (use it inside losses that
-    are jitted or differentiated).
-
-    Args:
-        outputs: model outputs, shape (n,) or (n, k, ...).
-        targets: labels of the same shape.
-
-    Returns:
-        A scalar JAX array.
-
-    Raises:
-        ValueError: if the shapes differ.
-
-    Example:
-        >>> from lecturekit import training
-        >>> float(training.square_loss(jnp.array([1.0, 3.0]), jnp.array([0.0, 0.0])))
-        2.5
-    """
-    out, tgt = _check_outputs(outputs, targets, "outputs", "targets", ndim=None)
-    n = out.shape[0]
-    return 0.5 * jnp.sum((out - tgt) ** 2) / n
+# Losses of a model on data (the losses themselves live in lecturekit.losses; square_loss
+# and cross_entropy are re-exported here)
 
 
 def mse_loss(f: Model, x: ArrayLike, y: ArrayLike) -> Callable[[Any], jax.Array]:
@@ -200,41 +173,6 @@ def lazy_loss(
         return square_loss(alpha * (f(params, x) - f0), y) / alpha**2
 
     return loss
-
-
-def cross_entropy(logits: ArrayLike, onehot: ArrayLike) -> jax.Array:
-    """The cross-entropy loss -(1/n) sum_i sum_a onehot_ia log softmax(logits_i)_a.
-
-    The mean over the n examples (the leading axis) of the cross-entropy between the
-    softmax of the logits and the labels (one-hot or any probability vectors). Traceable.
-
-    Args:
-        logits: shape (n, k).
-        onehot: labels, shape (n, k).
-
-    Returns:
-        A scalar JAX array.
-
-    Example:
-        >>> from lecturekit import training
-        >>> round(float(training.cross_entropy(jnp.zeros((1, 2)), jnp.eye(2)[:1])), 4)
-        0.6931
-    """
-    logits, onehot = _check_outputs(logits, onehot, "logits", "onehot", ndim=2)
-    return -jnp.mean(jnp.sum(onehot * jax.nn.log_softmax(logits), axis=-1))
-
-
-def _check_outputs(
-    outputs: Any, targets: Any, name: str, target_name: str, *, ndim
-) -> tuple[jax.Array, jax.Array]:
-    out = as_float_array(outputs, name=name, ndim=ndim, min_ndim=1, finite=False)
-    tgt = as_float_array(targets, name=target_name, ndim=ndim, min_ndim=1, finite=False)
-    if out.shape != tgt.shape:
-        raise ValueError(
-            f"{name} and {target_name} must have the same shape, got {tuple(out.shape)} "
-            f"and {tuple(tgt.shape)}"
-        )
-    return out, tgt
 
 
 # ----------------------------------------------------------------------------------------

@@ -8,11 +8,6 @@ def _outputs() -> np.ndarray:
 
 
 CASES = [
-    case("training.square_loss", training.square_loss, lambda: dict(outputs=_outputs(), targets=_outputs()[::-1]),
-         outputs=Arr(min_ndim=1, fixed=(0, 1), finite=False), targets=Arr(min_ndim=1, fixed=(0, 1), finite=False)),
-    case("training.cross_entropy", training.cross_entropy,
-         lambda: dict(logits=_outputs(), onehot=np.eye(2)[[0, 1, 0]]),
-         logits=Arr(ndim=2, fixed=(0, 1), finite=False), onehot=Arr(ndim=2, fixed=(0, 1), finite=False)),
     case("training.mse_loss", training.mse_loss, lambda: dict(f=linear_model, x=x53(), y=np.arange(5.0)),
          f=Fn(), x=Arr(ndim=2, fixed=(0,)), y=Arr(ndim=(1, 2), fixed=(0,))),
     case("training.descend", training.descend,
