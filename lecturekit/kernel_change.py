@@ -20,7 +20,7 @@ same thing everywhere in the book.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -31,6 +31,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from . import heads as _heads
+from . import losses as _losses
 from . import nets as _nets
 from . import sampling as _sampling
 from . import training as _training
@@ -150,9 +151,8 @@ def kernel_change_run(
     )[0]
 
 
-def _parse_config(
-    net: _nets.MLP, cfg: Any
-) -> tuple[Callable, Callable, tuple[str, ...]]:
+def _parse_config(net: _nets.MLP, cfg: Any) -> tuple[Any, str, tuple[str, ...]]:
+    """The checked (train_head, loss, kernel_heads) of a config: static, hashable."""
     if not isinstance(cfg, dict) or set(cfg) != {"train_head", "loss", "kernel_heads"}:
         raise ValueError(
             f"each entry of configs must be a dict with keys train_head, loss, kernel_heads; got {cfg!r}"
@@ -170,15 +170,57 @@ def _parse_config(
         except (TypeError, ValueError) as err:
             raise type(err)(f"kernel_heads: {err}") from None
     try:
-        trained = _heads.model(net, cfg["train_head"])
+        _heads.model(net, cfg["train_head"])
     except (TypeError, ValueError) as err:
         raise type(err)(f"train_head: {err}") from None
-    loss_fn = (
-        _training.cross_entropy
-        if cfg["loss"] == "cross_entropy"
-        else _training.square_loss
-    )
-    return trained, loss_fn, tuple(cfg["kernel_heads"])
+    return cfg["train_head"], cfg["loss"], tuple(cfg["kernel_heads"])
+
+
+_LOSSES = {"cross_entropy": _losses.cross_entropy, "square": _losses.square_loss}
+
+
+@partial(jax.jit, static_argnames=("net", "configs", "steps", "every", "centred"))
+def _kernel_runs(net, configs, params0, alphas, x, targets, lr, steps, every, centred):
+    """Every config's :func:`kernel_change_run`, vmapped over the initializations: one
+    program, compiled once per network, configs, steps and every."""
+
+    def one(params0, alpha, train_head, loss, kernel_heads):
+        apply = _heads.model(net, train_head)
+        loss_fn = _LOSSES[loss]
+        out0 = apply(params0, x)
+
+        def objective(params):
+            out = apply(params, x)
+            if centred:
+                out = alpha * (out - out0)
+            return loss_fn(out, targets) / alpha**2
+
+        def distance(params):
+            return jax.flatten_util.ravel_pytree(
+                jax.tree_util.tree_map(jnp.subtract, params, params0)
+            )[0]
+
+        def observe(params):
+            kernels = {h: _heads.head_ntk(net, params, x, h) for h in kernel_heads}
+            return kernels, jnp.linalg.norm(distance(params))
+
+        traj = _training.descend(
+            objective, params0, lr=lr, steps=steps, every=every, observe=observe
+        )
+        observed, path = traj.observed
+        dk = {h: _training.relative_kernel_change(k, k[0]) for h, k in observed.items()}
+        move = distance(traj.final_params)
+        sup = {h: jnp.max(v) for h, v in dk.items()}
+        return (
+            traj.losses[::every],
+            dk,
+            sup,
+            jnp.linalg.norm(move),
+            jnp.max(jnp.abs(move)),
+            path,
+        )
+
+    return [jax.vmap(lambda p, a, c=c: one(p, a, *c))(params0, alphas) for c in configs]
 
 
 def kernel_change_runs(
@@ -264,46 +306,11 @@ def kernel_change_runs(
         lambda *a: jnp.stack(a), *[net.init(k) for k in keys]
     )
 
-    def one(params0, alpha, apply, loss_fn, kernel_heads):
-        out0 = apply(params0, x)
-
-        def objective(params):
-            out = apply(params, x)
-            if centred:
-                out = alpha * (out - out0)
-            return loss_fn(out, targets) / alpha**2
-
-        def distance(params):
-            return jax.flatten_util.ravel_pytree(
-                jax.tree_util.tree_map(jnp.subtract, params, params0)
-            )[0]
-
-        def observe(params):
-            kernels = {h: _heads.head_ntk(net, params, x, h) for h in kernel_heads}
-            return kernels, jnp.linalg.norm(distance(params))
-
-        traj = _training.descend(
-            objective, params0, lr=lr, steps=steps, every=every, observe=observe
-        )
-        observed, path = traj.observed
-        dk = {h: _training.relative_kernel_change(k, k[0]) for h, k in observed.items()}
-        move = distance(traj.final_params)
-        sup = {h: jnp.max(v) for h, v in dk.items()}
-        return (
-            traj.losses[::every],
-            dk,
-            sup,
-            jnp.linalg.norm(move),
-            jnp.max(jnp.abs(move)),
-            path,
-        )
-
-    def all_runs(params0, alphas):
-        return [
-            jax.vmap(lambda p, a, c=c: one(p, a, *c))(params0, alphas) for c in parsed
-        ]
-
-    return [KernelRun(*out) for out in jax.jit(all_runs)(params0, alphas)]
+    parsed = tuple(parsed)
+    runs = _kernel_runs(
+        net, parsed, params0, alphas, x, targets, lr, steps, every, centred
+    )
+    return [KernelRun(*out) for out in runs]
 
 
 # --------------------------------------------------------------------------- ReLU: the kinks

@@ -105,17 +105,7 @@ def _compiles(call) -> list[int]:
     return counts
 
 
-# kernel_change_runs still jits a closure per call (issue #28, not yet moved)
-NOT_YET = {"kernel_change.kernel_change_runs"}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True)) if n in NOT_YET else n
-        for n in sorted(CALLS)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(CALLS))
 def test_three_identical_calls_compile_once(name):
     counts = _compiles(CALLS[name])
     assert counts[1:] == [0, 0], f"{name} compiled {counts} times in three calls"
