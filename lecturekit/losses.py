@@ -3,9 +3,10 @@
 Every loss of the library and the chapters is one of these (traceable: use them inside
 losses that are jitted or differentiated):
 
-* :func:`square_loss`, L = (1/2n) sum_i ||f_i - y_i||^2: the book's one normalization of
-  the square loss, so that gradient descent with step ``lr`` for s steps follows gradient
-  flow up to time t = lr s (:mod:`lecturekit.training`, :mod:`lecturekit.regression`);
+* :func:`square_loss`, L = (1/2n) sum_i ||f_i - y_i||^2: the book's one normalization
+  of the square loss, so that gradient descent with step ``lr`` for s steps follows
+  gradient flow up to time t = lr s (:mod:`lecturekit.training`,
+  :mod:`lecturekit.regression`);
 * :func:`cross_entropy`, L = -(1/n) sum_i sum_a y_ia log softmax(f_i)_a;
 * :func:`per_example`, the loss l(f_i, y_i) of every example for ``"square"``
   (||f_i - y_i||^2 / 2) or ``"cross_entropy"`` (softmax, or the sigmoid of a binary
@@ -37,11 +38,11 @@ PER_EXAMPLE = ("square", "cross_entropy")
 def square_loss(outputs: ArrayLike, targets: ArrayLike) -> jax.Array:
     """The square loss (1/2n) sum_i ||outputs_i - targets_i||^2, n = the leading axis.
 
-    The one normalization of the square loss in lecturekit: half the mean over examples of
-    the squared Euclidean error (summed over the outputs of an example). Gradient descent
-    on it with step ``lr`` for s steps follows the gradient flow of
-    :mod:`lecturekit.regression` up to time t = lr s. Traceable (use it inside losses that
-    are jitted or differentiated).
+    The one normalization of the square loss in lecturekit: half the mean over examples
+    of the squared Euclidean error (summed over the outputs of an example). Gradient
+    descent on it with step ``lr`` for s steps follows the gradient flow of
+    :mod:`lecturekit.regression` up to time t = lr s. Traceable (use it inside losses
+    that are jitted or differentiated).
 
     Args:
         outputs: model outputs, shape (n,) or (n, k, ...).
@@ -67,7 +68,8 @@ def cross_entropy(logits: ArrayLike, onehot: ArrayLike) -> jax.Array:
     """The cross-entropy loss -(1/n) sum_i sum_a onehot_ia log softmax(logits_i)_a.
 
     The mean over the n examples (the leading axis) of the cross-entropy between the
-    softmax of the logits and the labels (one-hot or any probability vectors). Traceable.
+    softmax of the logits and the labels (one-hot or any probability vectors).
+    Traceable.
 
     Args:
         logits: shape (n, k).
@@ -167,7 +169,7 @@ def _check_outputs(
     tgt = as_float_array(targets, name=target_name, ndim=ndim, min_ndim=1, finite=False)
     if out.shape != tgt.shape:
         raise ValueError(
-            f"{name} and {target_name} must have the same shape, got {tuple(out.shape)} "
-            f"and {tuple(tgt.shape)}"
+            f"{name} and {target_name} must have the same shape, got "
+            f"{tuple(out.shape)} and {tuple(tgt.shape)}"
         )
     return out, tgt

@@ -89,8 +89,8 @@ Model = Callable[[Any, jax.Array], jax.Array]
 
 
 # ----------------------------------------------------------------------------------------
-# Losses of a model on data (the losses themselves live in lecturekit.losses; square_loss
-# and cross_entropy are re-exported here)
+# Losses of a model on data (the losses themselves live in lecturekit.losses;
+# square_loss and cross_entropy are re-exported here)
 
 
 def mse_loss(f: Model, x: ArrayLike, y: ArrayLike) -> Callable[[Any], jax.Array]:
@@ -212,13 +212,13 @@ class GradientStep(_Stateless):
 @jax.tree_util.register_dataclass
 @dataclass(frozen=True)
 class NoisyGradient(_Stateless):
-    """Gaussian gradient noise and an optional Robbins-Monro step: :func:`noisy_descend`.
+    """Gaussian gradient noise and an optional Robbins-Monro step: noisy_descend's rule.
 
     theta_{t+1} = theta_t - lr_t (grad L(theta_t) + scale xi_t), with xi_t = row t of
     ``noises`` (steps, P) over the P parameters flattened in pytree order, and
     lr_t = lr (``decay`` None) or lr / (1 + t / decay). The noise is drawn up front (by
-    :func:`lecturekit.sampling.standard_normal` in :func:`noisy_descend`), so the rule is
-    pure. Stateless.
+    :func:`lecturekit.sampling.standard_normal` in :func:`noisy_descend`), so the rule
+    is pure. Stateless.
 
     Attributes:
         noises: (steps, P) array, row t for step t.
@@ -248,13 +248,14 @@ class NoisyGradient(_Stateless):
 @jax.tree_util.register_dataclass
 @dataclass(frozen=True)
 class StochasticGradient(_Stateless):
-    """A mini-batch, label-noise gradient in place of the full one: :func:`stochastic_descend`.
+    """A mini-batch, label-noise gradient in place of the full one (Chapter 5).
 
     Step t takes theta <- theta - lr grad L_t(theta) with L_t the square loss
-    (:func:`square_loss`) of ``f`` on ``batch`` distinct examples drawn uniformly (all of
-    them when ``batch`` = n) and targets y_i + label_noise noise[t, i]; the batch comes
-    from ``jax.random.choice`` with ``key`` folded by t. The gradient of the full loss that
-    :func:`descend` hands over is not used (it only records the clean loss). Stateless.
+    (:func:`square_loss`) of ``f`` on ``batch`` distinct examples drawn uniformly (all
+    of them when ``batch`` = n) and targets y_i + label_noise noise[t, i]; the batch
+    comes from ``jax.random.choice`` with ``key`` folded by t. The gradient of the full
+    loss that :func:`descend` hands over is not used (it only records the clean loss).
+    The rule of :func:`stochastic_descend`. Stateless.
 
     Attributes:
         x: inputs (n, d).
@@ -309,7 +310,8 @@ def _check_rule(update: Any) -> Any:
     ):
         raise TypeError(
             "update must be an update rule with init(params) and update(grads, state, "
-            f"params, lr, step), e.g. training.GradientStep(), got {type(update).__name__}"
+            "params, lr, step), e.g. training.GradientStep(), got "
+            f"{type(update).__name__}"
         )
     return update
 
@@ -389,7 +391,8 @@ def descend(
     :class:`NoisyGradient` adds Gaussian gradient noise (:func:`noisy_descend`),
     :class:`StochasticGradient` swaps in a mini-batch gradient
     (:func:`stochastic_descend`). The rules are frozen dataclasses registered as pytrees
-    (arrays as leaves, options as static data), so equal rules reuse one compiled program.
+    (arrays as leaves, options as static data), so equal rules reuse one compiled
+    program.
 
     Args:
         loss_fn: a scalar function of the parameters, e.g. :func:`mse_loss` (f, x, y).
