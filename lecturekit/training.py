@@ -14,12 +14,16 @@ outputs follow d f_S/dt = -(1/n) K (f_S - y) (see :mod:`lecturekit.regression`).
   loss before every step and after the last, ``observe(params)`` every ``every`` steps, an
   optional divergence stop. It is pure and traceable: jit it, ``vmap`` it over
   initializations or over a traced ``lr``. Every gradient-descent loop of the library and
-  of the chapters is a call of it.
+  of the chapters is a call of it. Its step is an update rule (Optax's ``init``/``update``
+  convention): :class:`GradientStep` (the default), :class:`NoisyGradient`,
+  :class:`StochasticGradient`.
 * :func:`gradient_descent` is the host wrapper: it checks its arguments, builds the
   loss (:func:`mse_loss`) from a model and data, runs :func:`descend` as one jitted
-  program and warns when the loss diverges.
+  program (compiled once per model, steps and options; data, parameters and ``lr``
+  traced) and warns when the loss diverges.
 * :func:`noisy_descend` is the stochastic-gradient variant (Gaussian gradient noise and an
-  optional Robbins-Monro schedule lr_t = lr / (1 + t / decay)), for Chapter 7.
+  optional Robbins-Monro schedule lr_t = lr / (1 + t / decay)), for Chapter 7: the one
+  loop with the :class:`NoisyGradient` rule.
 * :func:`stochastic_descend` is stochastic gradient descent on the square loss of a model
   and data: a random mini-batch at every step and optional label noise (fresh Gaussian noise
   added to the targets at every step), for Chapter 5.
