@@ -14,9 +14,9 @@ outputs follow d f_S/dt = -(1/n) K (f_S - y) (see :mod:`lecturekit.regression`).
   loss before every step and after the last, ``observe(params)`` every ``every`` steps, an
   optional divergence stop. It is pure and traceable: jit it, ``vmap`` it over
   initializations or over a traced ``lr``. Every gradient-descent loop of the library and
-  of the chapters is a call of it. Its step is an update rule (Optax's ``init``/``update``
-  convention): :class:`GradientStep` (the default), :class:`NoisyGradient`,
-  :class:`StochasticGradient`.
+  of the chapters is a call of it. Its step is an update rule (Optax's
+  ``init``/``update`` convention): :class:`GradientStep` (the default),
+  :class:`NoisyGradient`, :class:`StochasticGradient`.
 * :func:`gradient_descent` is the host wrapper: it checks its arguments, builds the
   loss (:func:`mse_loss`) from a model and data, runs :func:`descend` as one jitted
   program (compiled once per model, steps and options; data, parameters and ``lr``
