@@ -52,7 +52,7 @@ from ._validation import (
     check_range,
     check_real,
 )
-from .quadratic import _quad_apply
+from .quadratic import quadratic_model
 
 __all__ = [
     "CatapultConstants",
@@ -382,7 +382,7 @@ def catapult_duration(lams: ArrayLike, lr: float, *, level: float = 0.5) -> int:
 
 # ----------------------------------------------------------------------------- gradient descent
 def _model(f, quadratic, params0):
-    return (lambda p, xx: _quad_apply(f, params0, p, xx)) if quadratic else f
+    return quadratic_model(f, params0) if quadratic else f
 
 
 def _kernel_run(f, quadratic, params0, x, y, lr, steps):
@@ -573,5 +573,7 @@ def _sharpness_run(f, params0, x, y, lr, steps, every, key, lanczos_steps):
         lr=lr,
         steps=steps,
         every=every,
-        observe=lambda p: _hessian._top_eigenvalue(loss, p, key, lanczos_steps),
+        observe=lambda p: _hessian.top_eigenvalue(
+            loss, p, key=key, steps=lanczos_steps
+        ),
     )

@@ -20,7 +20,7 @@ same thing everywhere in the book.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -31,6 +31,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from . import heads as _heads
+from . import losses as _losses
 from . import nets as _nets
 from . import sampling as _sampling
 from . import training as _training
@@ -150,9 +151,8 @@ def kernel_change_run(
     )[0]
 
 
-def _parse_config(
-    net: _nets.MLP, cfg: Any
-) -> tuple[Callable, Callable, tuple[str, ...]]:
+def _parse_config(net: _nets.MLP, cfg: Any) -> tuple[Any, str, tuple[str, ...]]:
+    """The checked (train_head, loss, kernel_heads) of a config: static, hashable."""
     if not isinstance(cfg, dict) or set(cfg) != {"train_head", "loss", "kernel_heads"}:
         raise ValueError(
             f"each entry of configs must be a dict with keys train_head, loss, kernel_heads; got {cfg!r}"
@@ -170,15 +170,57 @@ def _parse_config(
         except (TypeError, ValueError) as err:
             raise type(err)(f"kernel_heads: {err}") from None
     try:
-        trained = _heads.model(net, cfg["train_head"])
+        _heads.model(net, cfg["train_head"])
     except (TypeError, ValueError) as err:
         raise type(err)(f"train_head: {err}") from None
-    loss_fn = (
-        _training.cross_entropy
-        if cfg["loss"] == "cross_entropy"
-        else _training.square_loss
-    )
-    return trained, loss_fn, tuple(cfg["kernel_heads"])
+    return cfg["train_head"], cfg["loss"], tuple(cfg["kernel_heads"])
+
+
+_LOSSES = {"cross_entropy": _losses.cross_entropy, "square": _losses.square_loss}
+
+
+@partial(jax.jit, static_argnames=("net", "configs", "steps", "every", "centred"))
+def _kernel_runs(net, configs, params0, alphas, x, targets, lr, steps, every, centred):
+    """Every config's :func:`kernel_change_run`, vmapped over the initializations: one
+    program, compiled once per network, configs, steps and every."""
+
+    def one(params0, alpha, train_head, loss, kernel_heads):
+        apply = _heads.model(net, train_head)
+        loss_fn = _LOSSES[loss]
+        out0 = apply(params0, x)
+
+        def objective(params):
+            out = apply(params, x)
+            if centred:
+                out = alpha * (out - out0)
+            return loss_fn(out, targets) / alpha**2
+
+        def distance(params):
+            return jax.flatten_util.ravel_pytree(
+                jax.tree_util.tree_map(jnp.subtract, params, params0)
+            )[0]
+
+        def observe(params):
+            kernels = {h: _heads.head_ntk(net, params, x, h) for h in kernel_heads}
+            return kernels, jnp.linalg.norm(distance(params))
+
+        traj = _training.descend(
+            objective, params0, lr=lr, steps=steps, every=every, observe=observe
+        )
+        observed, path = traj.observed
+        dk = {h: _training.relative_kernel_change(k, k[0]) for h, k in observed.items()}
+        move = distance(traj.final_params)
+        sup = {h: jnp.max(v) for h, v in dk.items()}
+        return (
+            traj.losses[::every],
+            dk,
+            sup,
+            jnp.linalg.norm(move),
+            jnp.max(jnp.abs(move)),
+            path,
+        )
+
+    return [jax.vmap(lambda p, a, c=c: one(p, a, *c))(params0, alphas) for c in configs]
 
 
 def kernel_change_runs(
@@ -264,46 +306,11 @@ def kernel_change_runs(
         lambda *a: jnp.stack(a), *[net.init(k) for k in keys]
     )
 
-    def one(params0, alpha, apply, loss_fn, kernel_heads):
-        out0 = apply(params0, x)
-
-        def objective(params):
-            out = apply(params, x)
-            if centred:
-                out = alpha * (out - out0)
-            return loss_fn(out, targets) / alpha**2
-
-        def distance(params):
-            return jax.flatten_util.ravel_pytree(
-                jax.tree_util.tree_map(jnp.subtract, params, params0)
-            )[0]
-
-        def observe(params):
-            kernels = {h: _heads.head_ntk(net, params, x, h) for h in kernel_heads}
-            return kernels, jnp.linalg.norm(distance(params))
-
-        traj = _training.descend(
-            objective, params0, lr=lr, steps=steps, every=every, observe=observe
-        )
-        observed, path = traj.observed
-        dk = {h: _training.relative_kernel_change(k, k[0]) for h, k in observed.items()}
-        move = distance(traj.final_params)
-        sup = {h: jnp.max(v) for h, v in dk.items()}
-        return (
-            traj.losses[::every],
-            dk,
-            sup,
-            jnp.linalg.norm(move),
-            jnp.max(jnp.abs(move)),
-            path,
-        )
-
-    def all_runs(params0, alphas):
-        return [
-            jax.vmap(lambda p, a, c=c: one(p, a, *c))(params0, alphas) for c in parsed
-        ]
-
-    return [KernelRun(*out) for out in jax.jit(all_runs)(params0, alphas)]
+    parsed = tuple(parsed)
+    runs = _kernel_runs(
+        net, parsed, params0, alphas, x, targets, lr, steps, every, centred
+    )
+    return [KernelRun(*out) for out in runs]
 
 
 # --------------------------------------------------------------------------- ReLU: the kinks
@@ -335,14 +342,6 @@ class ReluSplit(NamedTuple):
 def _relu_net(params, x):
     """m^{-1/2} sum_i v_i relu(<W_i, x>) (the factor sqrt(2/d) is in W)."""
     return jax.nn.relu(x @ params["W"].T) @ params["v"] / jnp.sqrt(params["v"].shape[0])
-
-
-@partial(jax.jit, static_argnames="steps")
-def _relu_train(params, x, y, lr, steps):
-    traj = _training.descend(
-        lambda p: _training.square_loss(_relu_net(p, x), y), params, lr=lr, steps=steps
-    )
-    return traj.final_params, traj.losses[-1]
 
 
 def relu_kernel_split(
@@ -395,7 +394,8 @@ def relu_kernel_split(
     d = x.shape[1]
     draws = np.asarray(_sampling.standard_normal(key, (m * (d + 1),)))
     W0, v0 = draws[: m * d].reshape(m, d) * np.sqrt(2.0 / d), draws[m * d :]
-    final, loss = _relu_train({"W": W0, "v": v0}, x, y, lr, steps)
+    run = _training.gradient_descent(_relu_net, {"W": W0, "v": v0}, lr, steps, x=x, y=y)
+    final, loss = run.final_params, run.losses[-1]
     W, v = np.asarray(final["W"]), np.asarray(final["v"])
 
     def kernel(W_, v_, pattern):
@@ -448,6 +448,25 @@ def _units_outputs_and_gradients(x, h, v, s):
     which the tangent kernels are formed in NumPy."""
     dh = (1.0 - h**2) * (s * v)
     return h @ (s * v), (x[:, None] * dh, dh, h * s)
+
+
+def _units_mask(m, width, xp):
+    """1/sqrt(m) on the first m of ``width`` units, 0 on the others (xp: np or jnp)."""
+    return xp.where(xp.arange(width) < m, 1.0 / xp.sqrt(m * 1.0), 0.0)
+
+
+@partial(jax.jit, static_argnames=("width", "steps"))
+def _units_train(m, theta, x, y, w_scale, lr, width, steps):
+    """The width-m network's gradient descent, compiled once for every m."""
+    s = _units_mask(m, width, jnp)
+
+    def loss(theta):
+        w, b, v = theta
+        return _training.square_loss(
+            jnp.tanh(w_scale * jnp.outer(x, w) + b) @ (s * v), y
+        )
+
+    return _training.descend(loss, theta, lr=lr, steps=steps).final_params
 
 
 def first_units_width_sweep(
@@ -522,28 +541,14 @@ def first_units_width_sweep(
     both = np.concatenate([x, x_eval])
     units0 = np.tanh(w_scale * np.outer(both, theta0[0]) + theta0[1])
 
-    def mask(m, xp):
-        return xp.where(xp.arange(max_width) < m, 1.0 / xp.sqrt(m * 1.0), 0.0)
-
-    @jax.jit
-    def train(m, theta):
-        s, x_dev, y_dev = mask(m, jnp), jnp.asarray(x), jnp.asarray(y)
-
-        def loss(theta):
-            w, b, v = theta
-            return _training.square_loss(
-                jnp.tanh(w_scale * jnp.outer(x_dev, w) + b) @ (s * v), y_dev
-            )
-
-        return _training.descend(loss, theta, lr=lr, steps=steps).final_params
-
     def gram(ga, gb):
         return sum(a @ b.T for a, b in zip(ga, gb))
 
     out = {}
     for m in widths:
-        s = mask(m, np)
-        w, b, v = (np.asarray(a) for a in train(m, theta0))
+        s = _units_mask(m, max_width, np)
+        trained = _units_train(m, theta0, x, y, w_scale, lr, max_width, steps)
+        w, b, v = (np.asarray(a) for a in trained)
         f0, g0 = _units_outputs_and_gradients(both, units0, theta0[2], s)
         fT, gT = _units_outputs_and_gradients(
             both, np.tanh(w_scale * np.outer(both, w) + b), v, s

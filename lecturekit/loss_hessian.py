@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
+from . import losses as _losses
 from ._validation import (
     as_class_labels,
     as_float_array,
@@ -60,23 +61,13 @@ __all__ = [
     "subspace_overlap",
 ]
 
-LOSSES = ("square", "cross_entropy")
+LOSSES = _losses.PER_EXAMPLE
 
 
 # --------------------------------------------------------------------------- helpers
 def _outputs(apply, params, x):
     out = apply(params, x)
     return out[:, None] if out.ndim == 1 else out
-
-
-def _per_example(loss, f, y):
-    """l(f_i, y_i) for every i: f, y of shape (n, k)."""
-    if loss == "square":
-        return 0.5 * jnp.sum((f - y) ** 2, axis=1)
-    if f.shape[1] == 1:  # binary logit
-        z, t = f[:, 0], y[:, 0]
-        return -t * jax.nn.log_sigmoid(z) - (1 - t) * jax.nn.log_sigmoid(-z)
-    return -jnp.sum(y * jax.nn.log_softmax(f, axis=1), axis=1)
 
 
 def _logits2(f):
@@ -150,7 +141,7 @@ def loss_value(
         0.5
     """
     x, y, loss = _check(apply, params, x, y, loss)
-    return jnp.mean(_per_example(loss, _outputs(apply, params, x), y))
+    return jnp.mean(_losses.per_example(_outputs(apply, params, x), y, loss=loss))
 
 
 class Decomposition(NamedTuple):
@@ -245,15 +236,21 @@ def _decompose_fn(apply, structure, loss):
     def run(t, x, y):
         out = lambda s: _outputs(apply, unravel(s), x)
         n = x.shape[0]
-        hess = jax.hessian(lambda s: jnp.mean(_per_example(loss, out(s), y)))(t)
+        hess = jax.hessian(
+            lambda s: jnp.mean(_losses.per_example(out(s), y, loss=loss))
+        )(t)
         f = out(t)
         jac = jax.jacrev(out)(t)  # (n, k, P)
         a = jax.vmap(
-            jax.hessian(lambda fi, yi: _per_example(loss, fi[None], yi[None])[0])
+            jax.hessian(
+                lambda fi, yi: _losses.per_example(fi[None], yi[None], loss=loss)[0]
+            )
         )(f, y)
         gn = jnp.einsum("iap,iab,ibq->pq", jac, a, jac) / n
         r = jax.vmap(
-            jax.grad(lambda fi, yi: _per_example(loss, fi[None], yi[None])[0])
+            jax.grad(
+                lambda fi, yi: _losses.per_example(fi[None], yi[None], loss=loss)[0]
+            )
         )(f, y)
         res = jax.hessian(lambda s: jnp.sum(r * out(s)) / n)(t)
         return hess, gn, res
@@ -297,7 +294,7 @@ def gauss_newton_product(
     x, y, loss = _products(apply, params, x, y, loss, v)
     out = lambda p: _outputs(apply, p, x)
     f, jv = jax.jvp(out, (params,), (v,))
-    lf = lambda g: jnp.mean(_per_example(loss, g, y))
+    lf = lambda g: jnp.mean(_losses.per_example(g, y, loss=loss))
     a_jv = jax.jvp(jax.grad(lf), (f,), (jv,))[1]  # (1/n) A_i J_i v, row by row
     return jax.vjp(out, params)[1](a_jv)[0]
 
@@ -330,7 +327,9 @@ def residual_product(
     x, y, loss = _products(apply, params, x, y, loss, v)
     out = lambda p: _outputs(apply, p, x)
     f = out(params)
-    r = jax.grad(lambda g: jnp.mean(_per_example(loss, g, y)))(f)  # r_ia / n
+    r = jax.grad(lambda g: jnp.mean(_losses.per_example(g, y, loss=loss)))(
+        f
+    )  # r_ia / n
     return jax.jvp(
         jax.grad(lambda p: jnp.sum(jax.lax.stop_gradient(r) * out(p))), (params,), (v,)
     )[1]

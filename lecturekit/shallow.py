@@ -33,7 +33,7 @@ from ._validation import (
     check_real,
 )
 from .sampling import standard_normal as _standard_normal
-from .training import _check_sequence, _descend, mse_loss
+from .training import _check_sequence, descend, mse_loss
 
 __all__ = ["Shallow", "shallow", "KernelChange", "shallow_kernel_change"]
 
@@ -353,9 +353,7 @@ def shallow_kernel_change(
 @partial(jax.jit, static_argnums=(0, 5))
 def _shallow_kernel_change(sh, params, x, y, lr, steps):
     targets = jnp.broadcast_to(y[:, None], (x.shape[0], len(sh.widths)))
-    run = _descend(
-        mse_loss(sh.apply, x, targets), params, lr, steps, max(steps, 1), None, None
-    )
+    run = descend(mse_loss(sh.apply, x, targets), params, lr=lr, steps=steps)
     final, losses = run.final_params, run.losses
     signs = lambda p: x[:, :1] * p["w"] + p["b"] > 0
     flipped = jnp.any(signs(params) != signs(final), axis=0)

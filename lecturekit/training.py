@@ -14,12 +14,16 @@ outputs follow d f_S/dt = -(1/n) K (f_S - y) (see :mod:`lecturekit.regression`).
   loss before every step and after the last, ``observe(params)`` every ``every`` steps, an
   optional divergence stop. It is pure and traceable: jit it, ``vmap`` it over
   initializations or over a traced ``lr``. Every gradient-descent loop of the library and
-  of the chapters is a call of it.
+  of the chapters is a call of it. Its step is an update rule (Optax's
+  ``init``/``update`` convention): :class:`GradientStep` (the default),
+  :class:`NoisyGradient`, :class:`StochasticGradient`.
 * :func:`gradient_descent` is the host wrapper: it checks its arguments, builds the
   loss (:func:`mse_loss`) from a model and data, runs :func:`descend` as one jitted
-  program and warns when the loss diverges.
+  program (compiled once per model, steps and options; data, parameters and ``lr``
+  traced) and warns when the loss diverges.
 * :func:`noisy_descend` is the stochastic-gradient variant (Gaussian gradient noise and an
-  optional Robbins-Monro schedule lr_t = lr / (1 + t / decay)), for Chapter 7.
+  optional Robbins-Monro schedule lr_t = lr / (1 + t / decay)), for Chapter 7: the one
+  loop with the :class:`NoisyGradient` rule.
 * :func:`stochastic_descend` is stochastic gradient descent on the square loss of a model
   and data: a random mini-batch at every step and optional label noise (fresh Gaussian noise
   added to the targets at every step), for Chapter 5.
@@ -40,6 +44,7 @@ The packed one-hidden-layer networks of Chapter 2 (``shallow``, ``Shallow``,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -64,12 +69,16 @@ from ._validation import (
     is_traced,
     warn_numerical,
 )
+from .losses import cross_entropy, square_loss
 
 __all__ = [
     "square_loss",
     "mse_loss",
     "cross_entropy",
     "Trajectory",
+    "GradientStep",
+    "NoisyGradient",
+    "StochasticGradient",
     "descend",
     "noisy_descend",
     "stochastic_descend",
@@ -84,36 +93,8 @@ Model = Callable[[Any, jax.Array], jax.Array]
 
 
 # ----------------------------------------------------------------------------------------
-# Losses
-
-
-def square_loss(outputs: ArrayLike, targets: ArrayLike) -> jax.Array:
-    """The square loss (1/2n) sum_i ||outputs_i - targets_i||^2, n = the leading axis.
-
-    The one normalization of the square loss in lecturekit: half the mean over examples of
-    the squared Euclidean error (summed over the outputs of an example). Gradient descent
-    on it with step ``lr`` for s steps follows the gradient flow of
-    :mod:`lecturekit.regression` up to time t = lr s. Traceable (use it inside losses that
-    are jitted or differentiated).
-
-    Args:
-        outputs: model outputs, shape (n,) or (n, k, ...).
-        targets: labels of the same shape.
-
-    Returns:
-        A scalar JAX array.
-
-    Raises:
-        ValueError: if the shapes differ.
-
-    Example:
-        >>> from lecturekit import training
-        >>> float(training.square_loss(jnp.array([1.0, 3.0]), jnp.array([0.0, 0.0])))
-        2.5
-    """
-    out, tgt = _check_outputs(outputs, targets, "outputs", "targets", ndim=None)
-    n = out.shape[0]
-    return 0.5 * jnp.sum((out - tgt) ** 2) / n
+# Losses of a model on data (the losses themselves live in lecturekit.losses;
+# square_loss and cross_entropy are re-exported here)
 
 
 def mse_loss(f: Model, x: ArrayLike, y: ArrayLike) -> Callable[[Any], jax.Array]:
@@ -198,39 +179,145 @@ def lazy_loss(
     return loss
 
 
-def cross_entropy(logits: ArrayLike, onehot: ArrayLike) -> jax.Array:
-    """The cross-entropy loss -(1/n) sum_i sum_a onehot_ia log softmax(logits_i)_a.
+# ----------------------------------------------------------------------------------------
+# Update rules of the engine (the Optax convention: init(params), update(grads, ...))
 
-    The mean over the n examples (the leading axis) of the cross-entropy between the
-    softmax of the logits and the labels (one-hot or any probability vectors). Traceable.
 
-    Args:
-        logits: shape (n, k).
-        onehot: labels, shape (n, k).
+class _Stateless:
+    """An update rule without state: ``init`` gives ()."""
 
-    Returns:
-        A scalar JAX array.
+    def init(self, params: Any) -> tuple:
+        """The rule's state before the first step: () (it has none)."""
+        return ()
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class GradientStep(_Stateless):
+    """The plain gradient step theta <- theta - lr g: :func:`descend`'s default rule.
+
+    An update rule: ``init(params)`` gives the (empty) state and ``update(grads, state,
+    params, lr, step)`` returns (new params, state). Applied leaf by leaf of the pytree.
 
     Example:
         >>> from lecturekit import training
-        >>> round(float(training.cross_entropy(jnp.zeros((1, 2)), jnp.eye(2)[:1])), 4)
-        0.6931
+        >>> rule = training.GradientStep()
+        >>> new, state = rule.update(jnp.ones(2), rule.init(None), jnp.zeros(2),
+        ...                          0.5, 0)
+        >>> new.tolist(), state
+        ([-0.5, -0.5], ())
     """
-    logits, onehot = _check_outputs(logits, onehot, "logits", "onehot", ndim=2)
-    return -jnp.mean(jnp.sum(onehot * jax.nn.log_softmax(logits), axis=-1))
+
+    def update(self, grads, state, params, lr, step):
+        """(params - lr grads, state)."""
+        return jax.tree_util.tree_map(lambda a, g: a - lr * g, params, grads), state
 
 
-def _check_outputs(
-    outputs: Any, targets: Any, name: str, target_name: str, *, ndim
-) -> tuple[jax.Array, jax.Array]:
-    out = as_float_array(outputs, name=name, ndim=ndim, min_ndim=1, finite=False)
-    tgt = as_float_array(targets, name=target_name, ndim=ndim, min_ndim=1, finite=False)
-    if out.shape != tgt.shape:
-        raise ValueError(
-            f"{name} and {target_name} must have the same shape, got {tuple(out.shape)} "
-            f"and {tuple(tgt.shape)}"
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class NoisyGradient(_Stateless):
+    """Gaussian gradient noise and an optional Robbins-Monro step: noisy_descend's rule.
+
+    theta_{t+1} = theta_t - lr_t (grad L(theta_t) + scale xi_t), with xi_t = row t of
+    ``noises`` (steps, P) over the P parameters flattened in pytree order, and
+    lr_t = lr (``decay`` None) or lr / (1 + t / decay). The noise is drawn up front (by
+    :func:`lecturekit.sampling.standard_normal` in :func:`noisy_descend`), so the rule
+    is pure. Stateless.
+
+    Attributes:
+        noises: (steps, P) array, row t for step t.
+        scale: the noise standard deviation, >= 0.
+        decay: the schedule's time scale (> 0) or None; static.
+
+    Example:
+        >>> from lecturekit import training
+        >>> rule = training.NoisyGradient(jnp.ones((3, 2)), 0.5, decay=1.0)
+        >>> new, _ = rule.update(jnp.zeros(2), (), jnp.zeros(2), 1.0, 1)
+        >>> new.tolist()     # lr_1 = 1 / 2, step -(1/2)(0 + 0.5)
+        [-0.25, -0.25]
+    """
+
+    noises: jax.Array
+    scale: float | jax.Array
+    decay: float | None = field(default=None, metadata=dict(static=True))
+
+    def update(self, grads, state, params, lr, step):
+        """(params - lr_t (grads + scale noises[step]), state), on the flat vector."""
+        flat, unravel = jax.flatten_util.ravel_pytree(params)
+        grad = jax.flatten_util.ravel_pytree(grads)[0]
+        rate = lr if self.decay is None else lr / (1.0 + step / self.decay)
+        return unravel(flat - rate * (grad + self.scale * self.noises[step])), state
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class StochasticGradient(_Stateless):
+    """A mini-batch, label-noise gradient in place of the full one (Chapter 5).
+
+    Step t takes theta <- theta - lr grad L_t(theta) with L_t the square loss
+    (:func:`square_loss`) of ``f`` on ``batch`` distinct examples drawn uniformly (all
+    of them when ``batch`` = n) and targets y_i + label_noise noise[t, i]; the batch
+    comes from ``jax.random.choice`` with ``key`` folded by t. The gradient of the full
+    loss that :func:`descend` hands over is not used (it only records the clean loss).
+    The rule of :func:`stochastic_descend`. Stateless.
+
+    Attributes:
+        x: inputs (n, d).
+        y: targets (n,).
+        key: the batch key.
+        noise: (steps, batch) standard normal label noise, row t for step t.
+        f: the model f(params, x); static.
+        batch: examples per step; static.
+        label_noise: the noise scale sigma; static.
+
+    Example:
+        >>> from lecturekit import training
+        >>> rule = training.StochasticGradient(jnp.eye(2), jnp.ones(2),
+        ...     jax.random.key(0), jnp.zeros((1, 2)), lambda w, x: x @ w, 2, 0.0)
+        >>> rule.update(None, (), jnp.zeros(2), 1.0, 0)[0].tolist()   # grad -(1/2) y
+        [0.5, 0.5]
+    """
+
+    x: jax.Array
+    y: jax.Array
+    key: jax.Array
+    noise: jax.Array
+    f: Callable = field(metadata=dict(static=True))
+    batch: int = field(metadata=dict(static=True))
+    label_noise: float = field(metadata=dict(static=True))
+
+    def update(self, grads, state, params, lr, step):
+        """(params - lr grad L_step(params), state); ``grads`` is not used."""
+        n = self.x.shape[0]
+        full = self.batch == n
+        idx = (
+            None
+            if full
+            else jax.random.choice(
+                jax.random.fold_in(self.key, step), n, (self.batch,), replace=False
+            )
         )
-    return out, tgt
+
+        def batch_loss(p):
+            xb, yb = (self.x, self.y) if full else (self.x[idx], self.y[idx])
+            return square_loss(self.f(p, xb), yb + self.label_noise * self.noise[step])
+
+        g = jax.grad(batch_loss)(params)
+        return jax.tree_util.tree_map(lambda a, gg: a - lr * gg, params, g), state
+
+
+def _check_rule(update: Any) -> Any:
+    """Require an update rule: an object with init(params) and update(grads, ...)."""
+    if not (
+        callable(getattr(update, "init", None))
+        and callable(getattr(update, "update", None))
+    ):
+        raise TypeError(
+            "update must be an update rule with init(params) and update(grads, state, "
+            "params, lr, step), e.g. training.GradientStep(), got "
+            f"{type(update).__name__}"
+        )
+    return update
 
 
 # ----------------------------------------------------------------------------------------
@@ -283,6 +370,7 @@ def descend(
     every: int | None = None,
     observe: Callable[[Any], Any] | None = None,
     stop_above: float | None = None,
+    update: Any = None,
 ) -> Trajectory:
     """Gradient descent theta <- theta - lr grad L(theta): the one loop of lecturekit.
 
@@ -300,6 +388,16 @@ def descend(
     (a non-finite loss stays non-finite) and ``diverged_at`` marks the first non-finite
     loss.
 
+    The step itself is an update rule (the Optax convention): an object with
+    ``init(params) -> state`` and ``update(grads, state, params, lr, step) ->
+    (new_params, state)``, called with the gradient of ``loss_fn`` at step ``step``
+    (a traced int). The default :class:`GradientStep` is the plain step above;
+    :class:`NoisyGradient` adds Gaussian gradient noise (:func:`noisy_descend`),
+    :class:`StochasticGradient` swaps in a mini-batch gradient
+    (:func:`stochastic_descend`). The rules are frozen dataclasses registered as pytrees
+    (arrays as leaves, options as static data), so equal rules reuse one compiled
+    program.
+
     Args:
         loss_fn: a scalar function of the parameters, e.g. :func:`mse_loss` (f, x, y).
         params: the initial parameters, any pytree of float arrays.
@@ -310,6 +408,7 @@ def descend(
         observe: a function of the parameters returning any pytree of arrays (a kernel,
             an output, the parameters themselves), or None.
         stop_above: loss above which the run counts as diverged and stops, or None.
+        update: the update rule (default :class:`GradientStep` ()).
 
     Returns:
         A :class:`Trajectory`.
@@ -331,10 +430,11 @@ def descend(
         check_callable(observe, name="observe", what="a function of params")
     if stop_above is not None and not is_traced(stop_above):
         stop_above = check_real(stop_above, name="stop_above")
-    return _descend(loss_fn, params, lr, steps, every, observe, stop_above)
+    rule = GradientStep() if update is None else _check_rule(update)
+    return _descend(loss_fn, params, lr, steps, every, observe, stop_above, rule)
 
 
-def _descend(loss_fn, params, lr, steps, every, observe, stop_above):
+def _descend(loss_fn, params, lr, steps, every, observe, stop_above, rule):
     """:func:`descend` without the checks (arguments trusted).
 
     The inner step is kept as lean as the plain loop whenever it can be (XLA's CPU loops pay
@@ -354,35 +454,31 @@ def _descend(loss_fn, params, lr, steps, every, observe, stop_above):
 
     def make_step(masked):
         def step(carry, k):
-            p, diverged_at = carry
+            p, state, diverged_at = carry
             value, grad = value_and_grad(p)
+            new, new_state = rule.update(grad, state, p, lr, k)
             if not (freeze or masked):
-                return (
-                    jax.tree_util.tree_map(lambda a, g: a - lr * g, p, grad),
-                    diverged_at,
-                ), value
+                return (new, new_state, diverged_at), value
             move = k < steps
             if freeze:
                 value, found = judge(value, k, diverged_at)
                 diverged_at = jnp.where(move, found, diverged_at)
                 move = move & (diverged_at < 0)
-            p = jax.tree_util.tree_map(
-                lambda a, g: jnp.where(move, a - lr * g, a), p, grad
-            )
-            return (p, diverged_at), value
+            keep = partial(jax.tree_util.tree_map, lambda b, a: jnp.where(move, b, a))
+            return (keep(new, p), keep(new_state, state), diverged_at), value
 
         return step
 
-    def last_loss(p, diverged_at):
+    def last_loss(p, state, diverged_at):
         value = loss_fn(p)
         return judge(value, steps, diverged_at) if freeze else (value, diverged_at)
 
-    start = (params, jnp.asarray(-1, dtype=jnp.int32))
+    start = (params, rule.init(params), jnp.asarray(-1, dtype=jnp.int32))
     if observe is None:  # one flat loop, the final loss after it
-        (final, diverged_at), losses = jax.lax.scan(
+        (final, _, diverged_at), losses = jax.lax.scan(
             make_step(False), start, jnp.arange(steps, dtype=jnp.int32)
         )
-        value, diverged_at = last_loss(final, diverged_at)
+        value, diverged_at = last_loss(final, None, diverged_at)
         losses = jnp.append(losses, value)
         observed = None
     else:
@@ -402,14 +498,14 @@ def _descend(loss_fn, params, lr, steps, every, observe, stop_above):
 
             def finish(carry):
                 value, diverged_at = last_loss(*carry)
-                return (carry[0], diverged_at), jnp.full(
+                return (*carry[:2], diverged_at), jnp.full(
                     (every,), value, dtype=jnp.result_type(value)
                 )
 
             carry, losses = jax.lax.cond(i < chunks, run, finish, carry)
             return carry, (losses, record)
 
-        (final, diverged_at), (losses, observed) = jax.lax.scan(
+        (final, _, diverged_at), (losses, observed) = jax.lax.scan(
             period, start, jnp.arange(chunks + 1, dtype=jnp.int32)
         )
         losses = jnp.concatenate(
@@ -479,28 +575,12 @@ def noisy_descend(
 
 @partial(jax.jit, static_argnums=(0, 3, 6))
 def _noisy_descend(loss_fn, params, lr, steps, noise, key, decay):
-    flat, unravel = jax.flatten_util.ravel_pytree(params)
-    value_and_grad = jax.value_and_grad(lambda v: loss_fn(unravel(v)))
-
+    flat = jax.flatten_util.ravel_pytree(params)[0]
+    # all the noise in one draw of the one sampler: row t drives step t
     noises = _sampling.standard_normal(key, (steps,) + flat.shape, flat.dtype)
-
-    def step(v, inputs):
-        t, xi = inputs
-        value, grad = value_and_grad(v)
-        rate = lr if decay is None else lr / (1.0 + t / decay)
-        return v - rate * (grad + noise * xi), value
-
-    final, losses = jax.lax.scan(step, flat, (jnp.arange(steps), noises))
-    losses = jnp.append(losses, loss_fn(unravel(final)))
-    bad = ~jnp.isfinite(losses)
-    diverged_at = jnp.where(jnp.any(bad), jnp.argmax(bad), -1).astype(jnp.int32)
-    return Trajectory(
-        jnp.asarray([0, steps], dtype=jnp.int32),
-        losses,
-        None,
-        unravel(final),
-        diverged_at,
-    )
+    rule = NoisyGradient(noises, noise, decay)
+    run = _descend(loss_fn, params, lr, steps, max(steps, 1), None, None, rule)
+    return run._replace(steps=jnp.asarray([0, steps], dtype=jnp.int32))
 
 
 def stochastic_descend(
@@ -609,54 +689,21 @@ def stochastic_descend(
 
 def _stochastic_descend(f, params, x, y, lr, steps, key, b, sigma, every, observe):
     """:func:`stochastic_descend` without the checks (arguments trusted)."""
-    n = x.shape[0]
-    full = b == n
     k_batch, k_noise = jax.random.split(key)
-
-    def batch_loss(p, idx, noise):
-        xb, yb = (x, y) if full else (x[idx], y[idx])
-        return square_loss(f(p, xb), yb + sigma * noise)
-
-    grad = jax.grad(batch_loss)
-
-    def step(p, inputs):
-        t, noise = inputs
-        idx = (
-            None
-            if full
-            else jax.random.choice(
-                jax.random.fold_in(k_batch, t), n, (b,), replace=False
-            )
-        )
-        value = square_loss(f(p, x), y)
-        g = grad(p, idx, noise)
-        return jax.tree_util.tree_map(lambda a, gg: a - lr * gg, p, g), value
-
     # all the label noise in one draw of the one sampler: row t drives step t
+    shape = (steps // every, every, b)
     if sigma > 0:
-        noise = _sampling.standard_normal(k_noise, (steps // every, every, b), x.dtype)
+        noise = _sampling.standard_normal(k_noise, shape, x.dtype).reshape(steps, b)
     else:
-        noise = jnp.zeros((steps // every, every, b), x.dtype)
+        noise = jnp.zeros((steps, b), x.dtype)
+    rule = StochasticGradient(x, y, k_batch, noise, f, b, sigma)
+    loss = partial(_model_loss, f, x, y)
+    return _descend(loss, params, lr, steps, every, observe, None, rule)
 
-    def period(p, inputs):
-        i, block = inputs
-        record = observe(p) if observe is not None else None
-        p, losses = jax.lax.scan(step, p, (i * every + jnp.arange(every), block))
-        return p, (losses, record)
 
-    final, (losses, observed) = jax.lax.scan(
-        period, params, (jnp.arange(steps // every), noise)
-    )
-    losses = jnp.append(losses.reshape(-1), square_loss(f(final, x), y))
-    if observe is not None:
-        last = observe(final)
-        observed = jax.tree_util.tree_map(
-            lambda a, z: jnp.concatenate([a, z[None]]), observed, last
-        )
-    bad = ~jnp.isfinite(losses)
-    diverged_at = jnp.where(jnp.any(bad), jnp.argmax(bad), -1).astype(jnp.int32)
-    at = jnp.asarray(np.arange(0, steps + 1, every), dtype=jnp.int32)
-    return Trajectory(at, losses, observed, final, diverged_at)
+def _model_loss(f, x, y, params):
+    """:func:`square_loss` of f(params, x) against y (the loss of :func:`mse_loss`)."""
+    return square_loss(f(params, x), y)
 
 
 def _observation_steps(steps: int, every: int) -> np.ndarray:
@@ -685,8 +732,10 @@ def gradient_descent(
       loss is the square loss (1/2n) sum_i ||f(params, x_i) - y_i||^2 (:func:`mse_loss`);
     * ``gradient_descent(loss_fn, params, lr, steps)``: loss_fn(params) is any scalar loss.
 
-    The whole run is one jitted program (compiled once per call). It may itself be called
-    inside ``jit`` or ``vmap`` (the warning is then skipped). A loss that becomes NaN or
+    The whole run is one jitted program, compiled once per model (or loss), ``steps``,
+    ``every``, ``observe`` and ``stop_above``: the data, parameters and ``lr`` are
+    traced. It may itself be called inside ``jit`` or ``vmap`` (the warning is then
+    skipped). A loss that becomes NaN or
     infinite (``lr`` beyond the stable step) gives a :class:`~lecturekit.NumericalWarning`.
 
     Args:
@@ -726,6 +775,9 @@ def gradient_descent(
         stop_above = check_real(stop_above, name="stop_above")
     if (x is None) != (y is None):
         raise ValueError("give both x and y (model form) or neither (loss form)")
+    if x is not None:
+        x = as_float_array(x, name="x", ndim=2)
+        y = as_float_array(y, name="y", ndim=(1, 2))
     loss_fn = f if x is None else mse_loss(f, x, y)
     what = "f(params, x)" if x is not None else "loss_fn(params)"
     try:
@@ -738,12 +790,19 @@ def gradient_descent(
         ) from None
     if shape != ():
         raise ValueError(f"{what} must give a scalar loss, got shape {shape}")
-    run = jax.jit(
-        lambda p, rate: _descend(loss_fn, p, rate, steps, every, observe, stop_above)
-    )
-    traj = run(params, lr)
+    traj = _fit(f, params, x, y, lr, steps, every, observe, stop_above)
     _warn_divergence(traj, lr, stop_above)
     return traj
+
+
+@partial(jax.jit, static_argnums=(0, 5, 6, 7, 8))
+def _fit(f, params, x, y, lr, steps, every, observe, stop_above):
+    """:func:`gradient_descent`'s one compiled program: the model (or loss), steps,
+    every, observer and stop_above are static, the params, data and lr traced."""
+    loss_fn = f if x is None else partial(_model_loss, f, x, y)
+    return _descend(
+        loss_fn, params, lr, steps, every, observe, stop_above, GradientStep()
+    )
 
 
 def ntk_observer(f: Model, x: ArrayLike) -> Callable[[Any], jax.Array]:

@@ -21,6 +21,7 @@ import numpy as np
 from jax.typing import ArrayLike
 from scipy import optimize
 
+from .. import losses as _losses
 from .. import sampling as _sampling
 from .. import training as _training
 from .._validation import (
@@ -179,16 +180,10 @@ def angle(u: ArrayLike, v: ArrayLike) -> jax.Array:
     )
 
 
-_LOSSES = {
-    "exp": lambda u: jnp.exp(-u),
-    "logistic": lambda u: jnp.logaddexp(0.0, -u),
-}
-
-
 @partial(jax.jit, static_argnames=("steps", "every", "loss"))
 def _gd_classifier(Z, w, lr, steps, every, loss):
     """The engine's gradient descent on the mean loss, observing w every ``every`` steps."""
-    mean_loss = lambda v: jnp.mean(_LOSSES[loss](Z @ v))
+    mean_loss = lambda v: jnp.mean(_losses.margin_loss(loss)(Z @ v))
     return _training.descend(
         mean_loss, w, lr=lr, steps=steps, every=every, observe=lambda v: v
     ).observed
@@ -231,7 +226,7 @@ def train_linear_classifier(
         ((2, 2), True)
     """
     Xa, ya = _check_classification(X, y)
-    check_choice(loss, sorted(_LOSSES), name="loss")
+    check_choice(loss, ("exp", "logistic"), name="loss")
     if isinstance(checkpoints, (str, bytes)) or checkpoints is None:
         raise TypeError(
             f"checkpoints must be a sequence of step counts, got {type(checkpoints).__name__}"

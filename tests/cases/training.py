@@ -8,18 +8,13 @@ def _outputs() -> np.ndarray:
 
 
 CASES = [
-    case("training.square_loss", training.square_loss, lambda: dict(outputs=_outputs(), targets=_outputs()[::-1]),
-         outputs=Arr(min_ndim=1, fixed=(0, 1), finite=False), targets=Arr(min_ndim=1, fixed=(0, 1), finite=False)),
-    case("training.cross_entropy", training.cross_entropy,
-         lambda: dict(logits=_outputs(), onehot=np.eye(2)[[0, 1, 0]]),
-         logits=Arr(ndim=2, fixed=(0, 1), finite=False), onehot=Arr(ndim=2, fixed=(0, 1), finite=False)),
     case("training.mse_loss", training.mse_loss, lambda: dict(f=linear_model, x=x53(), y=np.arange(5.0)),
          f=Fn(), x=Arr(ndim=2, fixed=(0,)), y=Arr(ndim=(1, 2), fixed=(0,))),
     case("training.descend", training.descend,
          lambda: dict(loss_fn=scalar_loss, params=tree3(), lr=0.01, steps=3, every=2, observe=lambda p: p["w"],
-                      stop_above=1e6),
+                      stop_above=1e6, update=training.GradientStep()),
          loss_fn=Fn(), params=Params(), lr=POS, steps=Int(0), every=Int(1, optional=True), observe=Fn(optional=True),
-         stop_above=Real(optional=True)),
+         stop_above=Real(optional=True), update=Custom(((3, TYPE_ERR), ("plain", TYPE_ERR)))),
     case("training.gradient_descent", training.gradient_descent,
          lambda: dict(f=linear_model, params=tree3(), lr=0.05, steps=4, x=x53(), y=np.arange(5.0), every=2,
                       observe=lambda p: p["w"], stop_above=1e6),
