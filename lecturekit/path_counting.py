@@ -427,12 +427,7 @@ def ntk_layer_terms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
         ((2, 3), True)
     """
     _check_scalar_net(net)
-    bw = net.backward(params, x)
-    cols = [
-        (mw**2 * jnp.sum(h**2, axis=1) + mb**2) * jnp.sum(d[:, 0, :] ** 2, axis=1)
-        for (mw, mb), h, d in zip(net.multipliers(), bw.inputs, bw.deltas)
-    ]
-    return jnp.stack(cols, axis=1)
+    return jnp.stack(net.ntk_terms(params, x, diagonal=True), axis=1)
 
 
 @partial(jax.jit, static_argnums=(0, 1, 3))
