@@ -644,11 +644,15 @@ def layer_ntk_term(
                 f"h{name} and delta{name} must have the same number of rows (inputs), "
                 f"got shapes {tuple(h.shape)} and {tuple(d.shape)}"
             )
-    if h1.shape[1] != h2.shape[1] or delta1.shape[1:] != delta2.shape[1:]:
+    if h1.shape[1] != h2.shape[1]:
         raise ValueError(
-            "the two batches must come from the same layer: got h of shapes "
-            f"{tuple(h1.shape)}, {tuple(h2.shape)} and delta of shapes "
-            f"{tuple(delta1.shape)}, {tuple(delta2.shape)}"
+            "h1 and h2 must have the same number of columns (one layer's fan-in), got "
+            f"shapes {tuple(h1.shape)} and {tuple(h2.shape)}"
+        )
+    if delta1.shape[1:] != delta2.shape[1:]:
+        raise ValueError(
+            "delta1 and delta2 must agree but for their first axis (one layer), got "
+            f"shapes {tuple(delta1.shape)} and {tuple(delta2.shape)}"
         )
     inner = mw**2 * (h1 @ h2.T) + mb**2
     if delta1.ndim == 2:

@@ -375,7 +375,7 @@ def test_layer_ntk_term_and_check_mlp():
     np.testing.assert_allclose(nets.layer_ntk_term(0.5, 1.0, h1, d1, h1[:1], d1[:1]), [[20.25], [1.5 * 3.0]])
     with pytest.raises(ValueError, match="rows"):
         nets.layer_ntk_term(1.0, 1.0, h1, d1[:1], h1, d1)
-    with pytest.raises(ValueError, match="same layer"):
+    with pytest.raises(ValueError, match="fan-in"):
         nets.layer_ntk_term(1.0, 1.0, h1, d1, jnp.ones((2, 3)), d1)
     net = nets.mlp((2, 3, 1), output_activation="tanh")
     assert nets.check_mlp(net) is net
