@@ -9,9 +9,11 @@ The tangent kernel of g o f on inputs x_1..x_n is the (n k) x (n k) matrix
     K[(i, a), (j, b)] = < d g_a(f(x_i)) / d theta , d g_b(f(x_j)) / d theta >,
 
 rows ordered example-major ((i, a) -> i k + a). It is computed layer by layer from one
-backward pass of the network (:meth:`lecturekit.nets.MLP.backward`), K = sum_l (mW_l^2 <h_l(x_i), h_l(x_j)> + mb_l^2)
-<delta_l^a(x_i), delta_l^b(x_j)>, with h_l the input of dense layer l and
-delta_l^a = d g_a / d z_l (never forming the Jacobian).
+backward pass of the network (:meth:`lecturekit.nets.MLP.backward`) and the network's
+per-layer formula (:func:`lecturekit.nets.layer_ntk_term`),
+K = sum_l (mW_l^2 <h_l(x_i), h_l(x_j)> + mb_l^2) <delta_l^a(x_i), delta_l^b(x_j)>, with
+h_l the input of dense layer l and delta_l^a = d g_a / d z_l = (dg_a/df) d f / d z_l
+(never forming the Jacobian).
 """
 
 from __future__ import annotations
@@ -60,18 +62,6 @@ def head_fn(head: str) -> Callable[[jax.Array], jax.Array]:
         ) from None
 
 
-def _check_net(net: Any) -> _nets.MLP:
-    if not isinstance(net, _nets.MLP):
-        raise TypeError(
-            f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}"
-        )
-    if net.output_activation is not None:
-        raise ValueError(
-            "net must have no output_activation: pass the non-linearity as head=..."
-        )
-    return net
-
-
 def model(
     net: _nets.MLP, head: str = "linear"
 ) -> Callable[[Any, jax.Array], jax.Array]:
@@ -93,7 +83,7 @@ def model(
         >>> out.shape, bool(jnp.allclose(out.sum(axis=1), 1.0))
         ((5, 3), True)
     """
-    net, g = _check_net(net), head_fn(head)
+    net, g = _nets.check_mlp(net, output_activation=False), head_fn(head)
 
     def apply(params, x):
         out = net.apply(params, x)
@@ -127,7 +117,7 @@ def head_ntk(
         >>> k.shape, bool(jnp.allclose(k, k.T))
         ((12, 12), True)
     """
-    net = _check_net(net)
+    net = _nets.check_mlp(net, output_activation=False)
     net.check_params(params)
     g = head_fn(head)
     x = as_float_array(x, name="x", ndim=2)
@@ -142,6 +132,5 @@ def head_ntk(
     kernel = 0.0
     for (mw, mb), h, delta in zip(net.multipliers(), back.inputs, back.deltas):
         d = jnp.einsum("nak,nkw->naw", jac, delta)  # d g_a / d z_l
-        inner = mw**2 * (h @ h.T) + mb**2  # (n, n)
-        kernel = kernel + inner[:, None, :, None] * jnp.einsum("iaw,jbw->iajb", d, d)
+        kernel = kernel + _nets.layer_ntk_term(mw, mb, h, d, h, d)
     return kernel.reshape(n * k, n * k)

@@ -33,7 +33,6 @@ from ._validation import (
     check_positive_int,
     check_real,
 )
-from .heads import _check_net
 
 __all__ = [
     "norm_221",
@@ -123,7 +122,7 @@ def layer_output_gradients(
         >>> [g.shape for g in grads]
         [(8,), (5,)]
     """
-    net = _check_net(net)
+    net = _nets.check_mlp(net, output_activation=False)
     if net.output_dim != 1:
         raise ValueError(
             f"layer_output_gradients needs a net with one output, got {net.output_dim}"
@@ -253,7 +252,7 @@ def mlp_hessian_norm(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
         >>> hessian_structure.mlp_hessian_norm(net, params, np.ones(2)) > 0
         True
     """
-    net = _check_net(net)
+    net = _nets.check_mlp(net, output_activation=False)
     if net.depth != 1 or net.output_dim != 1 or net.activation.name != "tanh":
         raise ValueError(
             "mlp_hessian_norm needs a one-hidden-layer tanh net with one output, "
@@ -403,7 +402,7 @@ class _Bottleneck(NamedTuple):
 
 
 def _bottleneck(net: Any, params: Any, x: ArrayLike, who: str) -> _Bottleneck:
-    net = _check_net(net)
+    net = _nets.check_mlp(net, output_activation=False)
     if (
         len(net.widths) != 5
         or net.widths[2] != 1

@@ -261,7 +261,7 @@ def kernel_change_runs(
         >>> sorted(ce.sup_delta_k), sorted(sq.sup_delta_k)
         (['softmax'], ['swish'])
     """
-    net = _heads._check_net(net)
+    net = _nets.check_mlp(net, output_activation=False)
     x = as_float_array(x, name="x", ndim=2)
     if x.shape[1] != net.input_dim:
         raise ValueError(

@@ -1,10 +1,12 @@
 """Fully connected networks whose description also gives their infinite-width kernels.
 
 ``mlp(widths, activation, ...)`` returns an :class:`MLP` with ``init(key)``,
-``init_many(key, count)``, ``apply(params, x)``, ``backward(params, x)`` and
-``kernels(x1, x2)``: one description of a network gives its random initialization (drawn
-by :func:`lecturekit.sampling.standard_normal`, the one sampler), its forward function, its
-one backward pass and its NNGP/NTK limit (the idea of neural-tangents' ``stax``).
+``init_many(key, count)``, ``apply(params, x)``, ``backward(params, x)``,
+``empirical_ntk(params, x1, x2)`` and ``kernels(x1, x2)``: one description of a network
+gives its random initialization (drawn by :func:`lecturekit.sampling.standard_normal`,
+the one sampler), its forward function, its one backward pass, its empirical tangent
+kernel layer by layer (:meth:`MLP.ntk_terms`, built on :func:`layer_ntk_term`) and its
+NNGP/NTK limit (the idea of neural-tangents' ``stax``).
 :func:`sub_network` cuts a wide initialization into narrower ones.
 
 Parameterizations (a layer with fan-in n maps h to z; W, b have N(0, 1) entries at init):
@@ -61,6 +63,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
 import jax
@@ -80,7 +83,15 @@ from ._validation import (
     check_real,
 )
 
-__all__ = ["mlp", "MLP", "Backward", "sub_network", "unstack"]
+__all__ = [
+    "mlp",
+    "MLP",
+    "Backward",
+    "check_mlp",
+    "layer_ntk_term",
+    "sub_network",
+    "unstack",
+]
 
 Params = list[dict[str, jax.Array]]
 PARAMETERIZATIONS = ("ntk", "standard", "mean_field", "mup")
@@ -236,7 +247,9 @@ class MLP:
             >>> [layer["W"].shape for layer in net.init(jax.random.key(0))]
             [(3, 16), (16, 1)]
         """
-        return self._cut(_sampling._draw(key, (self.num_params(),), dtype))
+        return self._cut(
+            _sampling.standard_normal_host(key, (self.num_params(),), dtype)
+        )
 
     def init_many(self, key: jax.Array, count: int, dtype: Any = None) -> Params:
         """Draw ``count`` independent networks at once (for Monte Carlo over networks).
@@ -265,7 +278,9 @@ class MLP:
             ((4, 3, 16), True)
         """
         count = check_positive_int(count, name="count")
-        return self._cut(_sampling._draw(key, (count, self.num_params()), dtype))
+        return self._cut(
+            _sampling.standard_normal_host(key, (count, self.num_params()), dtype)
+        )
 
     def _cut(self, flat: np.ndarray | jax.Array) -> Params:
         """Rows (..., num_params) of N(0, 1) numbers -> parameters with the law of init."""
@@ -393,6 +408,103 @@ class MLP:
             deltas.append(delta)
         return Backward(inputs=hs, deltas=deltas[::-1], output=out)
 
+    # ----------------------------------------------------------------- tangent kernel
+    def ntk_terms(
+        self,
+        params: Params,
+        x1: ArrayLike,
+        x2: ArrayLike | None = None,
+        *,
+        diagonal: bool = False,
+    ) -> list[jax.Array]:
+        """The empirical tangent kernel of this network split by dense layer.
+
+        Term l (readout last) is :func:`layer_ntk_term` of dense layer l: the part of
+        Theta(x, x') = sum over parameters of df(x)/dtheta df(x')/dtheta that comes from
+        W_l and b_l,
+
+            (mW_l^2 <h_{l-1}(x), h_{l-1}(x')> + mb_l^2) <delta_l(x), delta_l(x')>,
+
+        from :meth:`backward` (one pass per batch; one in all for ``x2=None``). It never
+        forms the Jacobian: cost O(n1 n2 width) per layer. Traceable (the checks only
+        look at shapes and dtypes of traced arguments).
+
+        Args:
+            params: parameters of this network (from :meth:`init`).
+            x1: inputs, shape (n1, d).
+            x2: inputs, shape (n2, d), or None for x1.
+            diagonal: only the diagonal Theta(x_i, x_i) of each term (needs ``x2=None``
+                and a scalar output): (n1,) arrays, at the cost of n1 inner products.
+
+        Returns:
+            One array per dense layer: (n1, n2) for a scalar output, (n1, k, n2, k)
+            for k outputs (entry [i, a, j, b] pairs output a at x1_i with output b at
+            x2_j), (n1,) with ``diagonal=True``.
+
+        Example:
+            >>> from lecturekit import nets
+            >>> net = nets.mlp((3, 8, 8, 1), "tanh")
+            >>> p, x = net.init(jax.random.key(0)), jnp.ones((4, 3))
+            >>> terms = net.ntk_terms(p, x)
+            >>> len(terms), bool(jnp.allclose(sum(terms), net.empirical_ntk(p, x)))
+            (3, True)
+        """
+        self.check_params(params)
+        a, b = check_inputs_pair(x1, x2, dim=self.input_dim)
+        if not isinstance(diagonal, bool):
+            raise TypeError(f"diagonal must be True or False, got {diagonal!r}")
+        if diagonal and (x2 is not None or self.output_dim != 1):
+            raise ValueError(
+                "diagonal=True needs x2=None and a scalar-output network, got "
+                f"x2={'None' if x2 is None else 'an array'} and "
+                f"{self.output_dim} outputs"
+            )
+        return _ntk_terms(self, params, a, None if x2 is None else b, diagonal)
+
+    def empirical_ntk(
+        self, params: Params, x1: ArrayLike, x2: ArrayLike | None = None
+    ) -> jax.Array:
+        """Empirical tangent kernel of a scalar network, the sum of :meth:`ntk_terms`.
+
+        Result[i, j] = <df(x1_i)/dtheta, df(x2_j)/dtheta> over every weight and bias:
+        the per-layer formula sum_l (mW_l^2 <h_{l-1}, h'_{l-1}> + mb_l^2)
+        <delta_l, delta'_l>, added layer by layer (input layer first), in the dtype of
+        x1 and params. ``x2=None`` runs the forward and backward pass once.
+        :func:`lecturekit.tangent.empirical_ntk` uses it for ``net.apply`` or ``net``.
+
+        Args:
+            params: parameters of this network (from :meth:`init`).
+            x1: inputs, shape (n1, d).
+            x2: inputs, shape (n2, d), or None for x1.
+
+        Returns:
+            The (n1, n2) kernel matrix.
+
+        Example:
+            >>> from lecturekit import nets
+            >>> net = nets.mlp((1, 16, 1), "relu")
+            >>> x = jnp.array([[1.0], [-1.0]])
+            >>> net.empirical_ntk(net.init(jax.random.key(0)), x).shape
+            (2, 2)
+        """
+        self.check_params(params)
+        if self.output_dim != 1:
+            raise ValueError(
+                "empirical_ntk needs a scalar-output network, this one has "
+                f"{self.output_dim} outputs; take one output at a time, e.g. "
+                "lambda p, x: net.apply(p, x)[:, j]"
+            )
+        a, b = check_inputs_pair(x1, x2, dim=self.input_dim)
+        return _empirical_ntk(self, params, a, None if x2 is None else b)
+
+    def _ntk_factors(self, params: Params, x: jax.Array) -> list[tuple]:
+        """Per dense layer: (mW, mb, input h (n, fan_in), delta (n, [k,] fan_out))."""
+        bw = self.backward(params, x)
+        return [
+            (mw, mb, h, d[:, 0, :] if self.output_dim == 1 else d)
+            for (mw, mb), h, d in zip(self.multipliers(), bw.inputs, bw.deltas)
+        ]
+
     # ----------------------------------------------------------------- infinite width
     def _check_kernel_limit(self, which: str) -> None:
         if self.output_activation is not None:
@@ -454,6 +566,98 @@ class MLP:
             out_w_std=self.out_w_std,
             out_b_std=self.out_b_std,
         )
+
+
+@partial(jax.jit, static_argnums=(0, 4))
+def _ntk_terms(
+    net: MLP, params: Params, x1: jax.Array, x2: jax.Array | None, diagonal: bool
+) -> list[jax.Array]:
+    """:meth:`MLP.ntk_terms` on checked arguments (x2=None: one pass for both sides)."""
+    first = net._ntk_factors(params, x1)
+    if diagonal:
+        return [
+            (mw**2 * jnp.sum(h**2, axis=1) + mb**2) * jnp.sum(d**2, axis=1)
+            for mw, mb, h, d in first
+        ]
+    second = first if x2 is None else net._ntk_factors(params, x2)
+    return [
+        layer_ntk_term(mw, mb, h1, d1, h2, d2)
+        for (mw, mb, h1, d1), (_, _, h2, d2) in zip(first, second)
+    ]
+
+
+@partial(jax.jit, static_argnums=0)
+def _empirical_ntk(
+    net: MLP, params: Params, x1: jax.Array, x2: jax.Array | None
+) -> jax.Array:
+    """:meth:`MLP.empirical_ntk` on checked arguments: terms added in layer order."""
+    kernel = None
+    for term in _ntk_terms(net, params, x1, x2, False):
+        kernel = term if kernel is None else kernel + term
+    return kernel.astype(jnp.result_type(x1, params[0]["W"]))
+
+
+def layer_ntk_term(
+    mw: float,
+    mb: float,
+    h1: ArrayLike,
+    delta1: ArrayLike,
+    h2: ArrayLike,
+    delta2: ArrayLike,
+) -> jax.Array:
+    """A dense layer's part of a tangent kernel: (mW^2 <h, h'> + mb^2) <delta, delta'>.
+
+    For a layer z = mW h W + mb b, df/dW = mW outer(h, delta) and df/db = mb delta with
+    delta = df/dz, so the inner product of the gradients with respect to (W, b) at two
+    inputs is (mW^2 <h, h'> + mb^2) <delta, delta'>. This is the formula behind
+    :meth:`MLP.ntk_terms` and :meth:`MLP.empirical_ntk`, written once; pass other
+    deltas (e.g. those of a head g o f, chained through dg/df) for the kernel of another
+    output. Traceable.
+
+    Args:
+        mw: the layer's weight multiplier mW (see :meth:`MLP.multipliers`).
+        mb: its bias multiplier mb.
+        h1: layer inputs at the first batch, shape (n1, fan_in).
+        delta1: output gradients df/dz at the first batch, (n1, fan_out) for one output
+            or (n1, k, fan_out) for k outputs.
+        h2: layer inputs at the second batch, shape (n2, fan_in).
+        delta2: output gradients at the second batch, shaped like ``delta1``.
+
+    Returns:
+        (n1, n2) for (n, fan_out) deltas; (n1, k, n2, k) for (n, k, fan_out) deltas.
+
+    Example:
+        >>> from lecturekit import nets
+        >>> h, d = jnp.array([[1.0, 2.0]]), jnp.array([[3.0]])
+        >>> nets.layer_ntk_term(0.5, 1.0, h, d, h, d).tolist()   # (0.25 * 5 + 1) * 9
+        [[20.25]]
+    """
+    mw = check_real(mw, name="mw")
+    mb = check_real(mb, name="mb")
+    h1 = as_float_array(h1, name="h1", ndim=2)
+    h2 = as_float_array(h2, name="h2", ndim=2)
+    delta1 = as_float_array(delta1, name="delta1", ndim=(2, 3))
+    delta2 = as_float_array(delta2, name="delta2", ndim=delta1.ndim)
+    for name, h, d in (("1", h1, delta1), ("2", h2, delta2)):
+        if h.shape[0] != d.shape[0]:
+            raise ValueError(
+                f"h{name} and delta{name} must have the same number of rows (inputs), "
+                f"got shapes {tuple(h.shape)} and {tuple(d.shape)}"
+            )
+    if h1.shape[1] != h2.shape[1]:
+        raise ValueError(
+            "h1 and h2 must have the same number of columns (one layer's fan-in), got "
+            f"shapes {tuple(h1.shape)} and {tuple(h2.shape)}"
+        )
+    if delta1.shape[1:] != delta2.shape[1:]:
+        raise ValueError(
+            "delta1 and delta2 must agree but for their first axis (one layer), got "
+            f"shapes {tuple(delta1.shape)} and {tuple(delta2.shape)}"
+        )
+    inner = mw**2 * (h1 @ h2.T) + mb**2
+    if delta1.ndim == 2:
+        return inner * (delta1 @ delta2.T)
+    return inner[:, None, :, None] * jnp.einsum("iaw,jbw->iajb", delta1, delta2)
 
 
 def mlp(
@@ -522,6 +726,42 @@ def mlp(
         if output_activation is None
         else _act.get(output_activation, name="output_activation"),
     )
+
+
+def check_mlp(net: Any, *, output_activation: bool = True) -> MLP:
+    """``net`` if it is a :func:`mlp` network, else a clear error.
+
+    Args:
+        net: the object to check.
+        output_activation: whether an output activation is allowed; with False a
+            network with one raises ``ValueError`` (for code that puts its own head on
+            the outputs, e.g. :mod:`lecturekit.heads`).
+
+    Returns:
+        ``net``, unchanged.
+
+    Raises:
+        TypeError: ``net`` is not an :class:`MLP`.
+        ValueError: it has an output activation and ``output_activation`` is False.
+
+    Example:
+        >>> from lecturekit import nets
+        >>> nets.check_mlp(nets.mlp((2, 4, 1))).widths
+        (2, 4, 1)
+    """
+    if not isinstance(output_activation, bool):
+        raise TypeError(
+            f"output_activation must be True or False, got {output_activation!r}"
+        )
+    if not isinstance(net, MLP):
+        raise TypeError(
+            f"net must be a lecturekit.nets.mlp network, got {type(net).__name__}"
+        )
+    if not output_activation and net.output_activation is not None:
+        raise ValueError(
+            "net must have no output_activation: pass the non-linearity as head=..."
+        )
+    return net
 
 
 def sub_network(params: Params, width: int, block: int = 0) -> Params:

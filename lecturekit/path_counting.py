@@ -407,7 +407,9 @@ def ntk_layer_terms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
     """The per-layer parts of Theta(x, x) = sum_l (mW_l^2 ||h_{l-1}||^2 + mb_l^2) ||delta_l||^2.
 
     The tangent kernel (with respect to every parameter of the network) on the diagonal,
-    split by dense layer; it sums to ``tangent.empirical_ntk``'s diagonal. Traceable.
+    split by dense layer (the network's own terms,
+    :meth:`lecturekit.nets.MLP.ntk_terms` with ``diagonal=True``); it sums to
+    ``tangent.empirical_ntk``'s diagonal. Traceable.
 
     Args:
         net: a scalar-output ``nets.mlp`` network.
@@ -427,12 +429,12 @@ def ntk_layer_terms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
         ((2, 3), True)
     """
     _check_scalar_net(net)
-    bw = net.backward(params, x)
-    cols = [
-        (mw**2 * jnp.sum(h**2, axis=1) + mb**2) * jnp.sum(d[:, 0, :] ** 2, axis=1)
-        for (mw, mb), h, d in zip(net.multipliers(), bw.inputs, bw.deltas)
-    ]
-    return jnp.stack(cols, axis=1)
+    x = as_float_array(x, name="x", ndim=2)
+    if x.shape[1] != net.input_dim:
+        raise ValueError(
+            f"x must have {net.input_dim} columns, got shape {tuple(x.shape)}"
+        )
+    return jnp.stack(net.ntk_terms(params, x, diagonal=True), axis=1)
 
 
 @partial(jax.jit, static_argnums=(0, 1, 3))

@@ -33,7 +33,7 @@ import numpy as np
 
 from ._validation import check_key, check_positive_int
 
-__all__ = ["standard_normal"]
+__all__ = ["standard_normal", "standard_normal_host"]
 
 CHUNK = 1 << 15
 """Numbers per chunk of the stream (fixed: changing it changes every draw)."""
@@ -145,12 +145,37 @@ def standard_normal(
         >>> a.shape, bool(jnp.array_equal(a.reshape(-1), b[:12]))
         ((3, 4), True)
     """
-    draw = _draw(key, shape, dtype)
+    draw = standard_normal_host(key, shape, dtype)
     return jax.device_put(draw) if isinstance(draw, np.ndarray) else draw
 
 
-def _draw(key: jax.Array, shape: Any, dtype: Any = None) -> np.ndarray | jax.Array:
-    """:func:`standard_normal` as a NumPy array for a concrete key (a traced array otherwise)."""
+def standard_normal_host(
+    key: jax.Array, shape: int | Sequence[int], dtype: Any = None
+) -> np.ndarray | jax.Array:
+    """The draw of :func:`standard_normal` left on the host (NumPy for a concrete key).
+
+    Same arguments, checks and numbers as :func:`standard_normal`, which is this draw
+    moved to the device. For a concrete key the result is a NumPy array, so cutting it
+    into pieces (e.g. the layers of a network, :meth:`lecturekit.nets.MLP.init`) costs
+    no device operation and compiles nothing; for a traced key (inside ``jit`` or
+    ``vmap``) it is the traced JAX array of the enclosing computation.
+
+    Args:
+        key: a single JAX PRNG key.
+        shape: the shape of the result, a sequence of integers >= 0 (or one integer).
+        dtype: a floating dtype; ``None`` means JAX's default float.
+
+    Returns:
+        A NumPy array (concrete key) or a traced JAX array (traced key).
+
+    Example:
+        >>> from lecturekit import sampling
+        >>> key = jax.random.key(0)
+        >>> host = sampling.standard_normal_host(key, (2, 3))
+        >>> same = sampling.standard_normal(key, 6).reshape(2, 3)
+        >>> type(host).__name__, bool(np.array_equal(host, same))
+        ('ndarray', True)
+    """
     check_key(key)
     shape = _check_shape(shape)
     dtype = _check_dtype(dtype)

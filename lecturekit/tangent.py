@@ -14,7 +14,9 @@ Three methods, chosen by ``implementation=`` in :func:`empirical_ntk`:
   Theta = sum_l (mW_l^2 <h_l(x), h_l(x')> + mb_l^2) <delta_l(x), delta_l(x')>, where h_l is
   the input of dense layer l, delta_l = df/dz_l the backpropagated error at its
   pre-activation (both from :meth:`lecturekit.nets.MLP.backward`) and (mW_l, mb_l) the
-  layer's forward multipliers. It never forms the Jacobian: cost O(n1 n2 width) per layer;
+  layer's forward multipliers. The network owns it
+  (:meth:`lecturekit.nets.MLP.empirical_ntk`); it never forms the Jacobian: cost
+  O(n1 n2 width) per layer;
 * ``"vector_products"`` (:func:`vector_product_ntk`), Jacobian-free for any model: column j
   of the kernel is J(x1) (J(x2)^T e_j), one gradient (a VJP) at x2_j pushed forward by one
   JVP through the batch x1, ``chunk`` columns at a time, so memory is O(chunk x #params);
@@ -26,8 +28,6 @@ Appendix "Computing kernels and Hessians fast" compares the three.
 
 from __future__ import annotations
 
-import functools
-import warnings
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -53,9 +53,15 @@ Model = Callable[[Any, jax.Array], jax.Array]
 IMPLEMENTATIONS = ("auto", "structured", "vector_products", "jacobian")
 
 
-def _structured_network(f: Model) -> _nets.MLP | None:
-    """The :class:`~lecturekit.nets.MLP` behind ``f`` if ``f`` is its bound ``apply``, possibly
-    wrapped in ``jax.jit`` (which does not change the function), else None."""
+def _structured_network(f: Any) -> _nets.MLP | None:
+    """The :class:`~lecturekit.nets.MLP` that ``f`` is, or whose bound ``apply`` it is
+    (possibly wrapped in ``jax.jit``, which does not change the function), else None.
+
+    Only the object itself is looked at (``__self__``, ``__func__`` and the
+    ``__wrapped__`` of a jitted function), never what a function refers to: a lambda or
+    any other function around ``net.apply`` is a generic model."""
+    if isinstance(f, _nets.MLP):
+        return f
     seen = 0
     while (
         hasattr(f, "__wrapped__")
@@ -69,54 +75,8 @@ def _structured_network(f: Model) -> _nets.MLP | None:
     return None
 
 
-def _mentions_network(f: Any) -> bool:
-    """Whether ``f`` (a wrapper we cannot see through) refers to an MLP: in its closure, its
-    globals it names, its ``functools.partial`` arguments or the functions it wraps."""
-    try:
-        return _refers_to_network(f)
-    except Exception:  # an exotic object in a closure: no warning rather than a failure
-        return False
-
-
-def _refers_to_network(f: Any) -> bool:
-    for _ in range(8):
-        if isinstance(f, functools.partial):
-            if any(
-                isinstance(a, _nets.MLP) or _structured_network(a)
-                for a in (f.func, *f.args, *f.keywords.values())
-            ):
-                return True
-            f = f.func
-            continue
-        code = getattr(f, "__code__", None)
-        if code is not None:
-            cells = [
-                c.cell_contents
-                for c in (getattr(f, "__closure__", None) or ())
-                if _filled(c)
-            ]
-            names = [getattr(f, "__globals__", {}).get(n) for n in code.co_names]
-            if any(
-                isinstance(v, _nets.MLP) or _structured_network(v)
-                for v in cells + names
-            ):
-                return True
-        if not hasattr(f, "__wrapped__"):
-            return False
-        f = f.__wrapped__
-    return False
-
-
-def _filled(cell: Any) -> bool:
-    try:
-        _ = cell.cell_contents
-    except ValueError:  # an empty cell
-        return False
-    return True
-
-
 def empirical_ntk(
-    f: Model,
+    f: Model | _nets.MLP,
     params: Any,
     x1: ArrayLike,
     x2: ArrayLike | None = None,
@@ -133,21 +93,23 @@ def empirical_ntk(
     ``implementation`` picks the method (all give the same kernel up to rounding):
 
     * ``"structured"``: the per-layer formula of a :func:`lecturekit.nets.mlp` network,
-      sum_l (mW_l^2 <h_{l-1}, h'_{l-1}> + mb_l^2) <delta_l, delta'_l>, from one
-      :meth:`~lecturekit.nets.MLP.backward` pass; needs ``f`` to be ``net.apply`` (or
-      ``jax.jit(net.apply)``), or the network passed as ``net=`` (then ``f`` is trusted to
-      compute ``net.apply``). Raises ``ValueError`` for any other f.
+      sum_l (mW_l^2 <h_{l-1}, h'_{l-1}> + mb_l^2) <delta_l, delta'_l>
+      (:meth:`lecturekit.nets.MLP.empirical_ntk`, one
+      :meth:`~lecturekit.nets.MLP.backward` pass per batch); needs the network: ``f``
+      is the network itself, its bound ``net.apply`` or ``jax.jit(net.apply)``, or any
+      ``f`` with the network passed as ``net=`` (then ``f`` is trusted to compute
+      ``net.apply``). Raises ``ValueError`` without a network.
     * ``"vector_products"``: :func:`vector_product_ntk`, Jacobian-free, any f.
     * ``"jacobian"``: :func:`jacobian_ntk`, the Jacobians contracted (small models).
-    * ``"auto"``: "structured" when the network is known (``f`` is ``net.apply`` or
-      ``jax.jit(net.apply)``, or ``net=`` is given), else "vector_products". It never
-      changes method silently: for an ``f`` that hides a network (a lambda, a
-      ``functools.partial`` or another wrapper around an MLP's apply) it warns
-      (``UserWarning``) that it uses vector products, and says how to choose (``net=`` for
-      the per-layer formula, ``implementation=`` to silence).
+    * ``"auto"``: "structured" when the network is known (as above), else
+      "vector_products". Only ``f`` itself is examined, never what it refers to: a
+      lambda, a ``functools.partial`` or any other function around ``net.apply`` is a
+      generic model and gets vector products (never the Jacobian); pass the network (as
+      ``f`` or ``net=``) for the per-layer formula.
 
     Args:
-        f: the model, ``f(params, x)`` maps a batch (n, d) to (n,) (scalar outputs).
+        f: the model, ``f(params, x)`` maps a batch (n, d) to (n,) (scalar outputs),
+            or a :class:`~lecturekit.nets.MLP` (its ``apply``).
         params: its parameters, any pytree of floating arrays.
         x1: inputs (n1, d).
         x2: inputs (n2, d), or None for x1.
@@ -161,60 +123,37 @@ def empirical_ntk(
         >>> from lecturekit import nets, tangent
         >>> net = nets.mlp((3, 64, 1), "tanh")
         >>> params, x = net.init(jax.random.key(0)), jnp.ones((4, 3))
-        >>> fast = tangent.empirical_ntk(net.apply, params, x)
+        >>> fast = tangent.empirical_ntk(net, params, x)    # or net.apply
         >>> slow = tangent.empirical_ntk(net.apply, params, x,
         ...                              implementation="jacobian")
         >>> fast.shape, bool(jnp.allclose(fast, slow))
         ((4, 4), True)
     """
+    found = _structured_network(f)
+    if isinstance(f, _nets.MLP):
+        f = f.apply
     check_model(f)
     check_choice(implementation, IMPLEMENTATIONS, name="implementation")
     if net is not None and not isinstance(net, _nets.MLP):
         raise TypeError(
             f"net must be a lecturekit.nets.mlp network or None, got {type(net).__name__}"
         )
-    found = _structured_network(f)
     if net is not None and found is not None and found != net:
         raise ValueError("net= is a different network from the one whose apply is f")
     net = net if net is not None else found
     if implementation == "structured" and net is None:
         raise ValueError(
-            "implementation='structured' needs a nets.mlp network: pass f=net.apply, or net=net if f "
-            "wraps it; for any other model use implementation='vector_products' or 'jacobian'"
+            "implementation='structured' needs a nets.mlp network: pass the network "
+            "(or net.apply) as f, or net=net if f wraps it; for any other model use "
+            "implementation='vector_products' or 'jacobian'"
         )
     if implementation == "auto":
-        if net is not None:
-            implementation = "structured"
-        else:
-            if _mentions_network(f):
-                warnings.warn(
-                    "empirical_ntk: f refers to a nets.mlp network but is not its apply, so "
-                    "implementation='auto' uses vector products (not the per-layer formula); pass "
-                    "net=<the network> if f computes net.apply, or implementation='vector_products' "
-                    "to silence this warning",
-                    UserWarning,
-                    stacklevel=2,
-                )
-            implementation = "vector_products"
+        implementation = "structured" if net is not None else "vector_products"
     if implementation == "jacobian":
         return jacobian_ntk(f, params, x1, x2)
     if implementation == "vector_products":
         return vector_product_ntk(f, params, x1, x2)
-    a, b = check_inputs_pair(x1, x2)
-    net.check_params(params)
-    if net.output_dim != 1:
-        raise ValueError(
-            f"empirical_ntk needs a scalar-output network, this one has {net.output_dim} outputs; "
-            "take one output at a time, e.g. lambda p, x: net.apply(p, x)[:, j]"
-        )
-    if a.shape[1] != net.input_dim:
-        raise ValueError(
-            f"x1: inputs must have {net.input_dim} columns (the network's input dimension), "
-            f"got shape {tuple(a.shape)}"
-        )
-    if x2 is None:
-        return _structured_ntk_same(net, params, a)
-    return _structured_ntk(net, params, a, b)
+    return net.empirical_ntk(params, x1, x2)
 
 
 def jacobian_ntk(
@@ -329,46 +268,6 @@ def _check_generic_model(
             f"got {out_shape}"
         )
     return a, b
-
-
-def _layer_factors(net: _nets.MLP, params, x):
-    """Per dense layer: (mW, mb, layer input h (n, fan_in), output gradient delta (n, fan_out))."""
-    bw = net.backward(params, x)
-    return [
-        (mw, mb, h, d[:, 0, :])
-        for (mw, mb), h, d in zip(net.multipliers(), bw.inputs, bw.deltas)
-    ]
-
-
-def _combine(terms, dtype) -> jax.Array:
-    kernel = None
-    for mw, mb, gram_h, gram_d in terms:
-        term = (mw**2 * gram_h + mb**2) * gram_d
-        kernel = term if kernel is None else kernel + term
-    return kernel.astype(dtype)
-
-
-@partial(jax.jit, static_argnums=0)
-def _structured_ntk(net: _nets.MLP, params, x1: jax.Array, x2: jax.Array) -> jax.Array:
-    dtype = jnp.result_type(x1, params[0]["W"])
-    f1, f2 = _layer_factors(net, params, x1), _layer_factors(net, params, x2)
-    return _combine(
-        [
-            (mw, mb, h1 @ h2.T, d1 @ d2.T)
-            for (mw, mb, h1, d1), (_, _, h2, d2) in zip(f1, f2)
-        ],
-        dtype,
-    )
-
-
-@partial(jax.jit, static_argnums=0)
-def _structured_ntk_same(net: _nets.MLP, params, x: jax.Array) -> jax.Array:
-    """The kernel of x with itself: one forward and backward pass, symmetric Gram products."""
-    dtype = jnp.result_type(x, params[0]["W"])
-    return _combine(
-        [(mw, mb, h @ h.T, d @ d.T) for mw, mb, h, d in _layer_factors(net, params, x)],
-        dtype,
-    )
 
 
 def linearize(f: Model, params0: Any) -> Model:

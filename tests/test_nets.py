@@ -1,6 +1,7 @@
 """Networks: shapes, parameterizations, initialization statistics, input validation."""
 
 import jax
+import jax.flatten_util
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -335,3 +336,50 @@ def test_init_stds_are_what_init_draws():
             assert abs(float(jnp.std(layer["W"])) / sw - 1) < 0.05, (par, sw)
         assert net.init_stds()[-1][1] == {"ntk": 1.0, "mean_field": 1.0, "mup": 1.0,
                                           "standard": 0.3}[par]
+
+
+def test_ntk_terms_sum_to_the_jacobian_kernel_and_split_by_layer():
+    net = nets.mlp((3, 7, 5, 2), "tanh", b_std=0.3, out_b_std=0.2)
+    params = net.init(jax.random.key(0))
+    x1, x2 = jax.random.normal(jax.random.key(1), (4, 3)), jax.random.normal(jax.random.key(2), (3, 3))
+    terms = net.ntk_terms(params, x1, x2)
+    assert [t.shape for t in terms] == [(4, 2, 3, 2)] * 3
+    flat, unravel = jax.flatten_util.ravel_pytree(params)
+    j1 = jax.jacfwd(lambda v: net.apply(unravel(v), x1))(flat)  # (n1, k, P)
+    j2 = jax.jacfwd(lambda v: net.apply(unravel(v), x2))(flat)
+    np.testing.assert_allclose(sum(terms), jnp.einsum("iap,jbp->iajb", j1, j2), atol=1e-12)
+    # the readout's term alone: gradients with respect to the last layer only
+    last = jax.jacfwd(lambda w: net.apply(params[:-1] + [w], x1))(params[-1])
+    g = jnp.concatenate([last["W"].reshape(4, 2, -1), last["b"]], axis=-1)
+    np.testing.assert_allclose(net.ntk_terms(params, x1)[-1], jnp.einsum("iap,jbp->iajb", g, g), atol=1e-12)
+
+
+def test_empirical_ntk_and_its_diagonal():
+    net = nets.mlp((2, 9, 1), "erf", b_std=0.4)
+    params = net.init(jax.random.key(3))
+    x = jax.random.normal(jax.random.key(4), (5, 2))
+    flat, unravel = jax.flatten_util.ravel_pytree(params)
+    jac = jax.jacfwd(lambda v: net.apply(unravel(v), x))(flat)
+    np.testing.assert_allclose(net.empirical_ntk(params, x), jac @ jac.T, atol=1e-12)
+    diag = net.ntk_terms(params, x, diagonal=True)
+    np.testing.assert_allclose(sum(diag), jnp.diag(jac @ jac.T), atol=1e-12)
+    with pytest.raises(ValueError, match="diagonal"):
+        net.ntk_terms(params, x, x, diagonal=True)
+    with pytest.raises(ValueError, match="scalar-output"):
+        two = nets.mlp((2, 3, 2))
+        two.empirical_ntk(two.init(jax.random.key(0)), x)
+
+
+def test_layer_ntk_term_and_check_mlp():
+    h1, d1 = jnp.array([[1.0, 2.0], [0.0, 1.0]]), jnp.array([[3.0], [1.0]])
+    np.testing.assert_allclose(nets.layer_ntk_term(0.5, 1.0, h1, d1, h1[:1], d1[:1]), [[20.25], [1.5 * 3.0]])
+    with pytest.raises(ValueError, match="rows"):
+        nets.layer_ntk_term(1.0, 1.0, h1, d1[:1], h1, d1)
+    with pytest.raises(ValueError, match="fan-in"):
+        nets.layer_ntk_term(1.0, 1.0, h1, d1, jnp.ones((2, 3)), d1)
+    net = nets.mlp((2, 3, 1), output_activation="tanh")
+    assert nets.check_mlp(net) is net
+    with pytest.raises(ValueError, match="output_activation"):
+        nets.check_mlp(net, output_activation=False)
+    with pytest.raises(TypeError, match="net must be"):
+        nets.check_mlp("mlp")

@@ -88,3 +88,12 @@ def test_dtype_and_statistics():
 def test_bad_arguments(args, exc, match):
     with pytest.raises(exc, match=match):
         sampling.standard_normal(*args)
+
+
+def test_standard_normal_host_is_the_same_draw_on_the_host():
+    key = jax.random.key(7)
+    host = sampling.standard_normal_host(key, (3, 5))
+    assert isinstance(host, np.ndarray) and host.shape == (3, 5)
+    np.testing.assert_array_equal(host, np.asarray(sampling.standard_normal(key, (3, 5))))
+    traced = jax.jit(lambda k: sampling.standard_normal_host(k, (3, 5)))(key)
+    np.testing.assert_array_equal(np.asarray(traced), host)

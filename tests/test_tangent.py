@@ -65,21 +65,42 @@ def test_generic_function_uses_jacobian_fallback():
     np.testing.assert_allclose(tangent.empirical_ntk(model, params, x), _explicit_jtj(model, params, x, x), atol=1e-12)
 
 
-def test_wrapped_mlp_is_not_mistaken_for_structured_path():
-    """A lambda around net.apply: auto warns and uses vector products (never silently)."""
+def test_wrapped_mlp_is_a_generic_model(monkeypatch):
+    """A lambda or partial around net.apply is a generic model: auto takes vector products
+    (never the Jacobian), quietly, with no look at what the function refers to."""
     net = nets.mlp((2, 4, 1), "relu")
     params = net.init(jax.random.key(0))
     wrapped = lambda p, x: 2.0 * net.apply(p, x)  # noqa: E731
     x = jnp.eye(2)
     assert tangent._structured_network(wrapped) is None
-    with pytest.warns(UserWarning, match="net="):
+    with monkeypatch.context() as patch, warnings.catch_warnings():
+        warnings.simplefilter("error")
+        patch.setattr(tangent, "jacobian_ntk", _forbidden)
         auto = tangent.empirical_ntk(wrapped, params, x)
+        partial_apply = functools.partial(net.apply)
+        assert tangent._structured_network(partial_apply) is None
+        np.testing.assert_allclose(tangent.empirical_ntk(partial_apply, params, x),
+                                   tangent.empirical_ntk(net, params, x), atol=1e-12)
     np.testing.assert_allclose(auto, 4.0 * tangent.empirical_ntk(net.apply, params, x), atol=1e-12)
     with pytest.raises(ValueError, match="structured"):
         tangent.empirical_ntk(wrapped, params, x, implementation="structured")
-    partial_apply = functools.partial(net.apply)
-    with pytest.warns(UserWarning, match="vector products"):
-        tangent.empirical_ntk(partial_apply, params, x)
+
+
+def test_the_network_itself_takes_the_per_layer_formula(monkeypatch):
+    net = nets.mlp((3, 6, 1), "tanh", b_std=0.3)
+    params = net.init(jax.random.key(2))
+    x1, x2 = jax.random.normal(jax.random.key(3), (4, 3)), jax.random.normal(jax.random.key(4), (3, 3))
+    assert tangent._structured_network(net) is net
+    with monkeypatch.context() as patch:
+        patch.setattr(tangent, "vector_product_ntk", _forbidden)
+        patch.setattr(tangent, "jacobian_ntk", _forbidden)
+        got = tangent.empirical_ntk(net, params, x1, x2)
+    np.testing.assert_array_equal(got, tangent.empirical_ntk(net.apply, params, x1, x2))
+    np.testing.assert_array_equal(got, net.empirical_ntk(params, x1, x2))
+    np.testing.assert_allclose(tangent.empirical_ntk(net, params, x1, x2, implementation="jacobian"), got,
+                               atol=1e-12)
+    with pytest.raises(ValueError, match="different network"):
+        tangent.empirical_ntk(net, params, x1, net=nets.mlp((3, 6, 1), "relu"))
 
 
 def test_jitted_apply_and_explicit_net_use_the_per_layer_formula(monkeypatch):
