@@ -1,8 +1,9 @@
 """Output heads of multi-output networks and the tangent kernel of the headed model.
 
-Conventions. ``net`` is a :func:`lecturekit.nets.mlp` network with k outputs and no output
-activation (the pre-head f(x) in R^k). A *head* g maps f(x) to the model's output:
-``"linear"`` (g = f), ``"softmax"`` (class probabilities) or any activation name of
+Conventions. ``net`` is a :func:`lecturekit.nets.mlp` network with k outputs and no
+output activation (the pre-head f(x) in R^k). A *head* g maps f(x) to the model's
+output: ``"linear"`` (g = f), ``"softmax"`` (class probabilities) or any activation name
+of
 :mod:`lecturekit.activations` applied elementwise (``"swish"``, ``"softplus"``, ...).
 The tangent kernel of g o f on inputs x_1..x_n is the (n k) x (n k) matrix
 
@@ -57,7 +58,8 @@ def head_fn(head: str) -> Callable[[jax.Array], jax.Array]:
         return _act.get(head, name="head").fn
     except ValueError:
         raise ValueError(
-            f"unknown head {head!r}; expected 'linear', 'softmax' or an activation name "
+            f"unknown head {head!r}; expected 'linear', 'softmax' or an activation "
+            "name "
             f"({', '.join(_act.NAMES)})"
         ) from None
 
@@ -72,8 +74,8 @@ def model(
         head: see :func:`head_fn`.
 
     Returns:
-        A function of (params, x), x of shape (n, d), with outputs of shape (n, k) (k = 1
-        included).
+        A function of (params, x), x of shape (n, d), with outputs of shape (n, k) (k =
+        1 included).
 
     Example:
         >>> from lecturekit import heads, nets

@@ -1,19 +1,20 @@
-"""The structure of the model Hessian of wide networks: closed forms, block norms and bounds.
+"""The structure of the model Hessian of wide networks: closed forms, block norms and
+bounds.
 
-Chapter 3 explains the transition to linearity by the Hessian H = d^2 f / d theta^2 of the
-model (not of the loss) at one input. This module holds the exact results it uses.
+Chapter 3 explains the transition to linearity by the Hessian H = d^2 f / d theta^2 of
+the model (not of the loss) at one input. This module holds the exact results it uses.
 
 Conventions. The one-hidden-layer model of the derivations is
 
     f(w, v; x) = m^{-1/2} sum_i v_i tanh(<w_i, x~>),        z_i = <w_i, x~>,
 
-with all parameters N(0, 1) at initialization. Neuron i acts only in the plane spanned by
-``(x~/r, 0)`` and ``(0, e_i)`` with ``r = norm(x~)``, where its Hessian block is
+with all parameters N(0, 1) at initialization. Neuron i acts only in the plane spanned
+by ``(x~/r, 0)`` and ``(0, e_i)`` with ``r = norm(x~)``, where its Hessian block is
 ``m^{-1/2} [[a_i, c_i], [c_i, 0]]`` with ``a_i = v_i tanh''(z_i) r^2`` and
-``c_i = tanh'(z_i) r``; the eigenvalues are ``(a_i +- sqrt(a_i^2 + 4 c_i^2)) / (2 sqrt m)``. Networks built with :func:`lecturekit.nets.mlp`
-use its NTK parameterization and multipliers (z = mW h W + mb b). Everything that takes
-plain arrays runs in NumPy on the host (no compilation per width) and returns floats or
-NumPy arrays.
+``c_i = tanh'(z_i) r``; the eigenvalues are ``(a_i +- sqrt(a_i^2 + 4 c_i^2)) / (2 sqrt
+m)``. Networks built with :func:`lecturekit.nets.mlp` use its NTK parameterization and
+multipliers (z = mW h W + mb b). Everything that takes plain arrays runs in NumPy on the
+host (no compilation per width) and returns floats or NumPy arrays.
 """
 
 from __future__ import annotations
@@ -50,14 +51,14 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------- the (2,2,1)-norm
+# --------------------------------------------------------------------- the (2,2,1)-norm
 def norm_221(tensor: ArrayLike) -> float:
     r"""The (2,2,1)-norm of a tensor T of shape (p, q, m), exactly.
 
     :math:`\|T\|_{2,2,1} = \sup_{\|u\| = \|u'\| = 1} \sum_k |u^\top T_{::k} u'|`. Since
-    :math:`\sum_k |c_k| = \max_{s \in \{\pm 1\}^m} \sum_k s_k c_k`, it is the largest spectral
-    norm of :math:`\sum_k s_k T_k` over the 2^(m-1) sign patterns (up to a global sign):
-    exponential in m, meant for m <= 16. Hoelder's inequality
+    :math:`\sum_k |c_k| = \max_{s \in \{\pm 1\}^m} \sum_k s_k c_k`, it is the largest
+    spectral norm of :math:`\sum_k s_k T_k` over the 2^(m-1) sign patterns (up to a
+    global sign): exponential in m, meant for m <= 16. Hoelder's inequality
     :math:`\|\sum_k a_k T_k\|_2 \le \|T\|_{2,2,1} \|a\|_\infty` is attained at the
     maximizing sign pattern.
 
@@ -78,7 +79,8 @@ def norm_221(tensor: ArrayLike) -> float:
     m = t.shape[2]
     if m > 16:
         raise ValueError(
-            f"tensor has m = {m} > 16 slices: norm_221 enumerates 2^(m-1) sign patterns, too many"
+            f"tensor has m = {m} > 16 slices: norm_221 enumerates 2^(m-1) sign "
+            "patterns, too many"
         )
     bits = (np.arange(2 ** (m - 1))[:, None] >> np.arange(m)[None, :]) & 1
     # the last sign is always +1 (a global flip changes nothing)
@@ -87,7 +89,7 @@ def norm_221(tensor: ArrayLike) -> float:
     return float(np.max(np.linalg.norm(mats, ord=2, axis=(1, 2))))
 
 
-# --------------------------------------------------------------------------- multilayer networks
+# ------------------------------------------------------------------ multilayer networks
 def _check_input(net: _nets.MLP, params: Any, x: ArrayLike) -> np.ndarray:
     net.check_params(params)
     x = as_host_float_array(x, name="x", ndim=1)
@@ -99,15 +101,18 @@ def _check_input(net: _nets.MLP, params: Any, x: ArrayLike) -> np.ndarray:
 def layer_output_gradients(
     net: _nets.MLP, params: Any, x: ArrayLike
 ) -> list[jax.Array]:
-    """d f / d alpha^(l) for every hidden layer l = 1..L of a scalar-output net, at one input.
+    """d f / d alpha^(l) for every hidden layer l = 1..L of a scalar-output net, at one
+    input.
 
-    alpha^(l) is the post-activation vector of hidden layer l (the input of dense layer l+1),
-    so d f / d alpha^(l) = mW_{l+1} W_{l+1} delta_{l+1} with delta the output gradient
-    d f / d z of the next dense layer (one :meth:`lecturekit.nets.MLP.backward` pass). Its sup-norm (Q_inf) controls the
-    Hessian and its Euclidean norm the gradient.
+    alpha^(l) is the post-activation vector of hidden layer l (the input of dense layer
+    l+1), so d f / d alpha^(l) = mW_{l+1} W_{l+1} delta_{l+1} with delta the output
+    gradient d f / d z of the next dense layer (one :meth:`lecturekit.nets.MLP.backward`
+    pass). Its sup-norm (Q_inf) controls the Hessian and its Euclidean norm the
+    gradient.
 
     Args:
-        net: a :func:`lecturekit.nets.mlp` network with one output and no output activation.
+        net: a :func:`lecturekit.nets.mlp` network with one output and no output
+            activation.
         params: its parameters.
         x: one input, shape (d,).
 
@@ -145,7 +150,7 @@ def _layer_output_gradients(net, params, x):
     ]
 
 
-# --------------------------------------------------------------------------- one hidden layer, in closed form
+# ----------------------------------------------------- one hidden layer, in closed form
 def _tanh_derivatives(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     t = np.tanh(z)
     d1 = 1.0 - t**2
@@ -172,7 +177,8 @@ def _block_entries(v, z, s):
 def one_hidden_layer_hessian_eigenvalues(
     v: ArrayLike, z: ArrayLike, scale: float = 1.0
 ) -> np.ndarray:
-    """The 2m eigenvalues of the 2x2 blocks of the Hessian of a one-hidden-layer tanh net.
+    """The 2m eigenvalues of the 2x2 blocks of the Hessian of a one-hidden-layer tanh
+    net.
 
     Model f = m^{-1/2} sum_i v_i tanh(<w_i, x~>) at one input x~ of norm ``scale``,
     Hessian with respect to all (w_i, v_i) (module docstring): the eigenvalues
@@ -202,9 +208,11 @@ def one_hidden_layer_hessian_eigenvalues(
 def one_hidden_layer_hessian_norm(
     v: ArrayLike, z: ArrayLike, scale: float = 1.0
 ) -> float:
-    r"""The spectral norm of the Hessian of :func:`one_hidden_layer_hessian_eigenvalues`.
+    r"""The spectral norm of the Hessian
+    of :func:`one_hidden_layer_hessian_eigenvalues`.
 
-    :math:`\|H\|_2 = \max_i (|a_i| + \sqrt{a_i^2 + 4 c_i^2}) / (2 \sqrt m)` (same arguments).
+    :math:`\|H\|_2 = \max_i (|a_i| + \sqrt{a_i^2 + 4 c_i^2}) / (2 \sqrt m)` (same
+    arguments).
 
     Args:
         v: output weights, shape (m,).
@@ -228,14 +236,16 @@ def one_hidden_layer_hessian_norm(
 
 
 def mlp_hessian_norm(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
-    """Exact spectral norm of the Hessian of a one-hidden-layer tanh :func:`lecturekit.nets.mlp`.
+    """Exact spectral norm of the Hessian of a one-hidden-layer
+    tanh :func:`lecturekit.nets.mlp`.
 
     The network has one output; the Hessian is taken at one input x.
 
-    With multipliers z = mW0 W^T x + mb0 b (hidden) and f = mW1 sum_i v_i tanh(z_i) + mb1 b1
-    (NTK parameterization: mW1 = out_w_std / sqrt(m)), neuron i's parameters (W_i, b_i, v_i)
-    see the input x~ = (mW0 x, mb0) and the block of :func:`one_hidden_layer_hessian_norm`
-    with the norm of x~ and an extra factor out_w_std; the output bias is linear.
+    With multipliers z = mW0 W^T x + mb0 b (hidden) and f = mW1 sum_i v_i tanh(z_i) +
+    mb1 b1 (NTK parameterization: mW1 = out_w_std / sqrt(m)), neuron i's parameters
+    (W_i, b_i, v_i) see the input x~ = (mW0 x, mb0) and the block
+    of :func:`one_hidden_layer_hessian_norm` with the norm of x~ and an extra factor
+    out_w_std; the output bias is linear.
 
     Args:
         net: widths (d, m, 1), activation "tanh", NTK parameterization.
@@ -271,15 +281,19 @@ def mlp_hessian_norm(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
     return net.out_w_std * one_hidden_layer_hessian_norm(v, z, scale)
 
 
-# --------------------------------------------------------------------------- a scalar input: the bound on the kernel change
+# --------------------------------------- a scalar input: the bound on the kernel change
 def _gradient(w, v, x):
-    """grad f = (v_i tanh'(w_i x) x, tanh(w_i x)) / sqrt(m) for f = m^{-1/2} sum_i v_i tanh(w_i x)."""
+    """grad f = (v_i tanh'(w_i x) x, tanh(w_i x)) / sqrt(m) for f = m^{-1/2} sum_i v_i
+    tanh(w_i x).
+    """
     t, d1, _ = _tanh_derivatives(w * x)
     return np.concatenate([v * d1 * x, t]) / np.sqrt(w.size)
 
 
 def _hvp(w, v, x, u):
-    """H u for that f, 2x2 blocks never formed: (H u)_w = (a u_w + c u_v) / sqrt m, (H u)_v = c u_w / sqrt m."""
+    """H u for that f, 2x2 blocks never formed: (H u)_w = (a u_w + c u_v) / sqrt m, (H
+    u)_v = c u_w / sqrt m.
+    """
     _, d1, d2 = _tanh_derivatives(w * x)
     a, c = v * d2 * x**2, d1 * x
     uw, uv = u[: w.size], u[w.size :]
@@ -300,11 +314,13 @@ def _check_theta(theta: ArrayLike, xs: Any) -> tuple[np.ndarray, tuple[float, fl
 def kernel_gradient_direction(
     theta0: ArrayLike, xs: tuple[float, float] = (0.8, -0.5)
 ) -> np.ndarray:
-    """The unit direction in which K(x, x') changes fastest, for a one-hidden-layer tanh net.
+    """The unit direction in which K(x, x') changes fastest, for a one-hidden-layer tanh
+    net.
 
     The model is f(w, v; x) = m^{-1/2} sum_i v_i tanh(w_i x) with scalar inputs and
-    theta = (w, v); the direction is grad_theta K(x, x') = H(x) grad f(x') + H(x') grad f(x)
-    (Hessian-vector products with the 2x2 blocks, never formed), normalized to length 1.
+    theta = (w, v); the direction is grad_theta K(x, x') = H(x) grad f(x') + H(x') grad
+    f(x) (Hessian-vector products with the 2x2 blocks, never formed), normalized to
+    length 1.
 
     Args:
         theta0: the parameters (w, v) concatenated, shape (2m,).
@@ -335,16 +351,18 @@ def kernel_bound_ratio(
     radius: float = 1.0,
     grid: int = 50,
 ) -> float:
-    """How tight the Hessian bound on the kernel change is (Liu, Zhu and Belkin, Prop. 2.3).
+    """How tight the Hessian bound on the kernel change is (Liu, Zhu and Belkin, Prop.
+    2.3).
 
-    For w = theta0 + radius * direction and the model of :func:`kernel_gradient_direction`,
-    returns
+    For w = theta0 + radius * direction and the model
+    of :func:`kernel_gradient_direction`, returns
 
-        abs(K_w(x, x') - K_w0(x, x')) / (eps R (norm(grad f(w0; x)) + norm(grad f(w0; x'))) + eps^2 R^2),
+        abs(K_w(x, x') - K_w0(x, x')) / (eps R (norm(grad f(w0; x)) + norm(grad f(w0;
+        x'))) + eps^2 R^2),
 
     with eps the largest Hessian norm (:func:`one_hidden_layer_hessian_norm`) at the two
-    inputs over ``grid`` points of the segment [theta0, w] (all the proof uses). The bound
-    holds, so the ratio is at most 1.
+    inputs over ``grid`` points of the segment [theta0, w] (all the proof uses). The
+    bound holds, so the ratio is at most 1.
 
     Args:
         theta0: the parameters (w, v) concatenated, shape (2m,).
@@ -367,7 +385,8 @@ def kernel_bound_ratio(
     direction = as_host_float_array(direction, name="direction", ndim=1)
     if direction.shape != theta.shape:
         raise ValueError(
-            f"direction must have the shape {theta.shape} of theta0, got {direction.shape}"
+            f"direction must have the shape {theta.shape} of theta0, got "
+            f"{direction.shape}"
         )
     radius = check_real(radius, name="radius", positive=True)
     grid = check_positive_int(grid, name="grid", minimum=2)
@@ -385,7 +404,7 @@ def kernel_bound_ratio(
     return float(change / (eps * radius * grad_norms + (eps * radius) ** 2))
 
 
-# --------------------------------------------------------------------------- a width-1 bottleneck
+# ----------------------------------------------------------------- a width-1 bottleneck
 class _Bottleneck(NamedTuple):
     """The forward pass of a (d, m, 1, m', 1) tanh net at one input, in NumPy."""
 
@@ -411,7 +430,8 @@ def _bottleneck(net: Any, params: Any, x: ArrayLike, who: str) -> _Bottleneck:
         or net.parameterization != "ntk"
     ):
         raise ValueError(
-            f"{who} needs a tanh net in the NTK parameterization with widths (d, m, 1, m', 1), "
+            f"{who} needs a tanh net in the NTK parameterization with widths (d, m, 1, "
+            "m', 1), "
             f"got widths {net.widths}, activation {net.activation.name!r}"
         )
     x = _check_input(net, params, x)
@@ -436,17 +456,19 @@ def _bottleneck(net: Any, params: Any, x: ArrayLike, who: str) -> _Bottleneck:
 
 
 def bottleneck_mixed_block_norm(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
-    """Norm of the Hessian block coupling the parameters below and above a width-1 bottleneck.
+    """Norm of the Hessian block coupling the parameters below and above a width-1
+    bottleneck.
 
-    For a tanh network with widths (d, m, 1, m', 1), alpha = tanh(z_b) is the output of the
-    bottleneck and f = G(alpha; theta_up). Since alpha does not depend on theta_up,
-    d^2 f / (d theta_low d theta_up) = grad_low(alpha) grad_up(dG/dalpha)^T: a rank-one block
-    of norm ``abs(tanh'(z_b)) norm(grad_low z_b) norm(grad_up dG/dalpha)``, computed in
-    closed form. It bounds the spectral norm of H from below (an off-diagonal block of a
-    symmetric matrix).
+    For a tanh network with widths (d, m, 1, m', 1), alpha = tanh(z_b) is the output of
+    the bottleneck and f = G(alpha; theta_up). Since alpha does not depend on theta_up,
+    d^2 f / (d theta_low d theta_up) = grad_low(alpha) grad_up(dG/dalpha)^T: a rank-one
+    block of norm ``abs(tanh'(z_b)) norm(grad_low z_b) norm(grad_up dG/dalpha)``,
+    computed in closed form. It bounds the spectral norm of H from below (an
+    off-diagonal block of a symmetric matrix).
 
     Args:
-        net: a tanh :func:`lecturekit.nets.mlp` of widths (d, m, 1, m', 1), NTK parameterization.
+        net: a tanh :func:`lecturekit.nets.mlp` of widths (d, m, 1, m', 1), NTK
+            parameterization.
         params: its parameters.
         x: one input, shape (d,).
 
@@ -485,12 +507,14 @@ def bottleneck_holder_bound(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
 
     For the network of :func:`bottleneck_mixed_block_norm`, the wide layer above the
     bottleneck computes alpha^(3)_k = tanh(z_k), z_k = mW2 u_k alpha + mb2 b_k, from the
-    bottleneck output alpha, so the tensor of its second derivatives in alpha has entries
-    T_k = (mW2 u_k)^2 tanh''(z_k) and :math:`\|T\|_{2,2,1} = \sum_k |T_k|` (a sum, not a maximum:
-    Theta(m')). With d f / d alpha^(3) = mW3 v the bound grows like sqrt(m').
+    bottleneck output alpha, so the tensor of its second derivatives in alpha has
+    entries T_k = (mW2 u_k)^2 tanh''(z_k) and :math:`\|T\|_{2,2,1} = \sum_k |T_k|` (a
+    sum, not a maximum: Theta(m')). With d f / d alpha^(3) = mW3 v the bound grows like
+    sqrt(m').
 
     Args:
-        net: a tanh :func:`lecturekit.nets.mlp` of widths (d, m, 1, m', 1), NTK parameterization.
+        net: a tanh :func:`lecturekit.nets.mlp` of widths (d, m, 1, m', 1), NTK
+            parameterization.
         params: its parameters.
         x: one input, shape (d,).
 
@@ -512,7 +536,7 @@ def bottleneck_holder_bound(net: _nets.MLP, params: Any, x: ArrayLike) -> float:
     return float(np.sum(np.abs((mw2 * bn.u) ** 2 * d2)) * np.max(np.abs(mw3 * bn.v)))
 
 
-# --------------------------------------------------------------------------- expected maxima
+# ---------------------------------------------------------------------- expected maxima
 # the maxima below have negligible mass beyond 12
 _T_GRID = np.linspace(0.0, 12.0, 3001)
 
@@ -536,8 +560,9 @@ class MaxMoments(NamedTuple):
 
 
 def _max_moments(survival: np.ndarray, m: np.ndarray) -> MaxMoments:
-    """Moments of the maximum of m i.i.d. copies of a variable >= 0 with survival function S
-    on _T_GRID: E[max] = int (1 - (1 - S)^m) dt, E[max^2] = int 2t (1 - (1 - S)^m) dt."""
+    """Moments of the maximum of m i.i.d. copies of a variable >= 0 with survival
+    function S on _T_GRID: E[max] = int (1 - (1 - S)^m) dt, E[max^2] = int 2t (1 - (1 -
+    S)^m) dt."""
     # S = 1 gives log 0 = -inf: (1 - S)^m = 0, as it should
     with np.errstate(divide="ignore"):
         tail = -np.expm1(m[:, None] * np.log1p(-np.clip(survival, 0.0, 1.0)))
@@ -556,11 +581,12 @@ def _widths(m: ArrayLike) -> np.ndarray:
 
 
 def gaussian_max_abs_moments(m: ArrayLike) -> MaxMoments:
-    r"""Mean and standard deviation of :math:`\max_{i \le m} |g_i|`, g_i ~ N(0, 1) i.i.d., by quadrature.
+    r"""Mean and standard deviation of :math:`\max_{i \le m} |g_i|`, g_i ~ N(0, 1)
+    i.i.d., by quadrature.
 
-    E[max] = int_0^inf (1 - erf(t / sqrt 2)^m) dt; it grows like sqrt(2 ln m) (slowly: 2.51
-    at m = 50, 3.44 at m = 1024). The trapezoid rule on [0, 12] (step 0.004) is accurate to
-    about 1e-6.
+    E[max] = int_0^inf (1 - erf(t / sqrt 2)^m) dt; it grows like sqrt(2 ln m) (slowly:
+    2.51 at m = 50, 3.44 at m = 1024). The trapezoid rule on [0, 12] (step 0.004) is
+    accurate to about 1e-6.
 
     Args:
         m: positive integer(s), scalar or 1-D.
@@ -577,15 +603,17 @@ def gaussian_max_abs_moments(m: ArrayLike) -> MaxMoments:
 
 
 def max_block_norm_moments(m: ArrayLike, scale: float = 1.0) -> MaxMoments:
-    r"""Mean and standard deviation of :math:`\sqrt m \|H\|_2` for the one-hidden-layer tanh net.
+    r"""Mean and standard deviation of :math:`\sqrt m \|H\|_2` for the one-hidden-layer
+    tanh net.
 
     The model of :func:`one_hidden_layer_hessian_norm` with v_i ~ N(0, 1) and
     z_i ~ N(0, scale^2) i.i.d.: :math:`\sqrt m \|H\|_2 = \max_i g_i` with
-    :math:`g = (|a| + \sqrt{a^2 + 4c^2}) / 2`, a = v tanh''(z) s^2, c = tanh'(z) s. Given z,
-    g <= t iff :math:`|a| \le t - c^2 / t`, so
+    :math:`g = (|a| + \sqrt{a^2 + 4c^2}) / 2`, a = v tanh''(z) s^2, c = tanh'(z) s.
+    Given z, g <= t iff :math:`|a| \le t - c^2 / t`, so
     :math:`P(g > t) = E_z[1\{t \le |c|\} + 1\{t > |c|\}\,
-    \mathrm{erfc}((t - c^2/t) / (\sqrt 2 |\tanh''(z)| s^2))]`, computed on a fine grid of z;
-    the moments of a maximum of m i.i.d. copies follow by quadrature in t. This is the prediction, not a fit, of the Hessian norm against width.
+    \mathrm{erfc}((t - c^2/t) / (\sqrt 2 |\tanh''(z)| s^2))]`, computed on a fine grid
+    of z; the moments of a maximum of m i.i.d. copies follow by quadrature in t. This is
+    the prediction, not a fit, of the Hessian norm against width.
 
     Args:
         m: positive integer(s) (widths), scalar or 1-D.

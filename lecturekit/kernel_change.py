@@ -1,21 +1,22 @@
-"""Does the tangent kernel move during training? The kernel-change experiments of Chapter 3.
+"""Does the tangent kernel move during training? The kernel-change experiments of
+Chapter 3.
 
 Conventions. The relative kernel change along a gradient-descent trajectory is
 
     Delta K = sup_t ||K_t - K_0||_F / ||K_0||_F          (Liu, Zhu & Belkin 2020),
 
 with K_t the empirical tangent kernel at step t. Every run here trains by full-batch
-gradient descent through the one engine of :mod:`lecturekit.training`, on the square loss
-(1/2n) sum_i ||o_i - t_i||^2 or the mean cross-entropy, so a learning rate ``lr`` means the
-same thing everywhere in the book.
+gradient descent through the one engine of :mod:`lecturekit.training`, on the square
+loss (1/2n) sum_i ||o_i - t_i||^2 or the mean cross-entropy, so a learning rate ``lr``
+means the same thing everywhere in the book.
 
-* :func:`kernel_change_run` / :func:`kernel_change_runs`: multi-output networks with a head
-  (:mod:`lecturekit.heads`), many initializations at once, the kernel of several heads along
-  one trajectory, Chizat and Bach's output rescaling (:class:`KernelRun`).
-* :func:`relu_kernel_split`: a one-hidden-layer ReLU network; the kernel change caused by
-  activation patterns that flip, and the rest (:class:`ReluSplit`).
-* :func:`first_units_width_sweep`: scalar-input tanh networks of several widths made of the
-  first units of one draw, trained next to their linearization (:class:`UnitsFit`).
+* :func:`kernel_change_run` / :func:`kernel_change_runs`: multi-output networks with a
+  head (:mod:`lecturekit.heads`), many initializations at once, the kernel of several
+  heads along one trajectory, Chizat and Bach's output rescaling (:class:`KernelRun`).
+* :func:`relu_kernel_split`: a one-hidden-layer ReLU network; the kernel change caused
+  by activation patterns that flip, and the rest (:class:`ReluSplit`).
+* :func:`first_units_width_sweep`: scalar-input tanh networks of several widths made of
+  the first units of one draw, trained next to their linearization (:class:`UnitsFit`).
 """
 
 from __future__ import annotations
@@ -56,19 +57,21 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------- heads: Delta K along training
+# -------------------------------------------------------- heads: Delta K along training
 class KernelRun(NamedTuple):
-    """Result of :func:`kernel_change_run` (leading axis S: one entry per initialization).
+    """Result of :func:`kernel_change_run` (leading axis S: one entry per
+    initialization).
 
     Attributes:
-        losses: (S, R) the training loss at the R observation steps 0, every, ..., steps.
-        delta_k: dict head -> (S, R) relative kernel change ||K_t - K_0||_F / ||K_0||_F at
-            the observation steps.
+        losses: (S, R) the training loss at the R observation steps 0, every, ...,
+            steps.
+        delta_k: dict head -> (S, R) relative kernel change ||K_t - K_0||_F / ||K_0||_F
+            at the observation steps.
         sup_delta_k: dict head -> (S,) its supremum over the run, Delta K.
         l2_move: (S,) Euclidean distance ||theta_T - theta_0|| of the final parameters.
         linf_move: (S,) largest change of a single parameter.
-        l2_path: (S, R) Euclidean distance ||theta_t - theta_0|| at the observation steps
-            (its last column is ``l2_move``); None when built by hand without it.
+        l2_path: (S, R) Euclidean distance ||theta_t - theta_0|| at the observation
+            steps (its last column is ``l2_move``); None when built by hand without it.
 
     Example:
         >>> from lecturekit import kernel_change
@@ -100,15 +103,17 @@ def kernel_change_run(
     every: int,
     scales: ArrayLike | None = None,
 ) -> KernelRun:
-    """Train g o f by gradient descent from one initialization per key; track tangent kernels.
+    """Train g o f by gradient descent from one initialization per key; track tangent
+    kernels.
 
-    The trained model is g(f(x; theta)) with g = ``train_head`` (:func:`lecturekit.heads.model`);
-    with ``scales`` (one alpha per key) it is Chizat and Bach's rescaled, centred model
-    alpha (g(f(x; theta)) - g(f(x; theta_0))) with the loss divided by alpha^2, whose
-    function-space dynamics do not depend on alpha. ``loss`` is "cross_entropy" (model
-    outputs as logits, mean over examples) or "square" ((1/2n) sum_i ||o_i - t_i||^2). The
-    tangent kernel (:func:`lecturekit.heads.head_ntk`) of every head in ``kernel_heads`` is
-    observed every ``every`` steps on the same trajectory. All runs go through one compiled,
+    The trained model is g(f(x; theta)) with g = ``train_head``
+    (:func:`lecturekit.heads.model`); with ``scales`` (one alpha per key) it is Chizat
+    and Bach's rescaled, centred model alpha (g(f(x; theta)) - g(f(x; theta_0))) with
+    the loss divided by alpha^2, whose function-space dynamics do not depend on alpha.
+    ``loss`` is "cross_entropy" (model outputs as logits, mean over examples) or
+    "square" ((1/2n) sum_i ||o_i - t_i||^2). The tangent kernel
+    (:func:`lecturekit.heads.head_ntk`) of every head in ``kernel_heads`` is observed
+    every ``every`` steps on the same trajectory. All runs go through one compiled,
     vmapped program.
 
     Args:
@@ -155,7 +160,8 @@ def _parse_config(net: _nets.MLP, cfg: Any) -> tuple[Any, str, tuple[str, ...]]:
     """The checked (train_head, loss, kernel_heads) of a config: static, hashable."""
     if not isinstance(cfg, dict) or set(cfg) != {"train_head", "loss", "kernel_heads"}:
         raise ValueError(
-            f"each entry of configs must be a dict with keys train_head, loss, kernel_heads; got {cfg!r}"
+            "each entry of configs must be a dict with keys train_head, loss, "
+            f"kernel_heads; got {cfg!r}"
         )
     check_choice(cfg["loss"], ("cross_entropy", "square"), name="loss")
     if isinstance(cfg["kernel_heads"], str) or not isinstance(
@@ -235,14 +241,17 @@ def kernel_change_runs(
     every: int,
     scales: ArrayLike | None = None,
 ) -> list[KernelRun]:
-    """Several :func:`kernel_change_run` trainings from the same initializations, compiled together.
+    """Several :func:`kernel_change_run` trainings from the same initializations,
+    compiled together.
 
-    Each new network shape costs an XLA compilation (seconds on a small CPU); a width sweep
-    that trains two models per width pays it once per width instead of twice.
+    Each new network shape costs an XLA compilation (seconds on a small CPU); a width
+    sweep that trains two models per width pays it once per width instead of twice.
 
     Args:
-        net, keys, x, targets, lr, steps, every, scales: as in :func:`kernel_change_run`.
-        configs: a list of dicts with keys ``train_head``, ``loss`` and ``kernel_heads``.
+        net, keys, x, targets, lr, steps, every, scales: as
+            in :func:`kernel_change_run`.
+        configs: a list of dicts with keys ``train_head``, ``loss`` and
+            ``kernel_heads``.
 
     Returns:
         One :class:`KernelRun` per config, in order.
@@ -270,7 +279,8 @@ def kernel_change_runs(
     targets = as_float_array(targets, name="targets", ndim=2)
     if targets.shape != (x.shape[0], net.output_dim):
         raise ValueError(
-            f"targets must have shape {(x.shape[0], net.output_dim)} (one row per row of x, one column per "
+            f"targets must have shape {(x.shape[0], net.output_dim)} (one row per row "
+            "of x, one column per "
             f"output of net), got {tuple(targets.shape)}"
         )
     lr = check_real(lr, name="lr", positive=True)
@@ -280,7 +290,8 @@ def kernel_change_runs(
         raise ValueError(f"steps ({steps}) must be a multiple of every ({every})")
     if not isinstance(configs, (list, tuple)) or not configs:
         raise ValueError(
-            "configs must be a non-empty list of dicts with train_head, loss and kernel_heads"
+            "configs must be a non-empty list of dicts with train_head, loss and "
+            "kernel_heads"
         )
     parsed = [_parse_config(net, cfg) for cfg in configs]
     if (
@@ -289,7 +300,8 @@ def kernel_change_runs(
         or not jnp.issubdtype(keys.dtype, jax.dtypes.prng_key)
     ):
         raise TypeError(
-            "keys must be a 1-D array of JAX PRNG keys, e.g. jax.random.split(jax.random.key(0), 3)"
+            "keys must be a 1-D array of JAX PRNG keys, e.g. "
+            "jax.random.split(jax.random.key(0), 3)"
         )
     centred = scales is not None
     alphas = (
@@ -299,7 +311,8 @@ def kernel_change_runs(
     )
     if alphas.shape != keys.shape:
         raise ValueError(
-            f"scales must hold one positive number per key ({keys.shape[0]}), got shape {alphas.shape}"
+            f"scales must hold one positive number per key ({keys.shape[0]}), got "
+            f"shape {alphas.shape}"
         )
     check_range(alphas, name="scales", lo=0.0, lo_open=True)
     params0 = jax.tree_util.tree_map(
@@ -313,13 +326,13 @@ def kernel_change_runs(
     return [KernelRun(*out) for out in runs]
 
 
-# --------------------------------------------------------------------------- ReLU: the kinks
+# ---------------------------------------------------------------------- ReLU: the kinks
 class ReluSplit(NamedTuple):
     """Result of :func:`relu_kernel_split` (floats).
 
     Attributes:
-        kink: ||K_T - K_frz||_F / ||K_0||_F, the change caused by activation indicators that
-            flipped during training.
+        kink: ||K_T - K_frz||_F / ||K_0||_F, the change caused by activation indicators
+            that flipped during training.
         smooth: ||K_frz - K_0||_F / ||K_0||_F, the change of the smooth model with the
             initial indicators.
         flipped: fraction of (input, unit) activation indicators that flipped.
@@ -353,19 +366,21 @@ def relu_kernel_split(
     lr: float = 2.0,
     steps: int = 400,
 ) -> ReluSplit:
-    """Train a one-hidden-layer ReLU network by gradient descent and split its kernel change at the kinks.
+    """Train a one-hidden-layer ReLU network by gradient descent and split its kernel
+    change at the kinks.
 
-    f(x) = m^{-1/2} sum_i v_i relu(<w_i, x> sqrt(2/d)), w_i ~ N(0, I_d), v_i ~ N(0, 1), trained
-    by :func:`lecturekit.training.descend` on the square loss (1/2n) sum_j (f(x_j) - y_j)^2
-    with step ``lr``. Its tangent kernel is
-    K(x, x') = m^{-1} sum_i [v_i^2 p_i(x) p_i(x') (2/d) <x, x'> + relu_i(x) relu_i(x')] with the
-    activation indicators p_i(x) = 1{<w_i, x> > 0}. K_frz is that formula with the final
-    weights and the *initial* indicators: the kernel of the smooth model that the almost-
-    everywhere Hessian describes. One compilation per width.
+    f(x) = m^{-1/2} sum_i v_i relu(<w_i, x> sqrt(2/d)), w_i ~ N(0, I_d), v_i ~ N(0, 1),
+    trained by :func:`lecturekit.training.descend` on the square loss (1/2n) sum_j
+    (f(x_j) - y_j)^2 with step ``lr``. Its tangent kernel is
+    K(x, x') = m^{-1} sum_i [v_i^2 p_i(x) p_i(x') (2/d) <x, x'> + relu_i(x) relu_i(x')]
+    with the activation indicators p_i(x) = 1{<w_i, x> > 0}. K_frz is that formula with
+    the final weights and the *initial* indicators: the kernel of the smooth model that
+    the almost- everywhere Hessian describes. One compilation per width.
 
     Args:
         m: width.
-        key: PRNG key of the initialization (:func:`lecturekit.sampling.standard_normal`).
+        key: PRNG key of the initialization
+            (:func:`lecturekit.sampling.standard_normal`).
         x: training inputs, shape (n, d).
         y: targets, shape (n,).
         lr: learning rate.
@@ -414,7 +429,7 @@ def relu_kernel_split(
     )
 
 
-# --------------------------------------------------------------------------- the width explorer
+# ------------------------------------------------------------------- the width explorer
 class UnitsFit(NamedTuple):
     """One width of :func:`first_units_width_sweep` (NumPy arrays and floats).
 
@@ -481,15 +496,17 @@ def first_units_width_sweep(
     steps: int = 400,
     w_scale: float = 2.0,
 ) -> dict[int, UnitsFit]:
-    """Train f_m(x) = m^{-1/2} sum_{i<m} v_i tanh(w_scale w_i x + b_i) and its linearization.
+    """Train f_m(x) = m^{-1/2} sum_{i<m} v_i tanh(w_scale w_i x + b_i) and its
+    linearization.
 
-    Scalar inputs. One draw (w, b, v) ~ N(0, 1) of ``max_width`` units; the network of width
-    m uses the first m of them (the others get the factor 0 and never move), so every width
-    runs through one compiled gradient-descent loop (:func:`lecturekit.training.descend`):
-    ``steps`` steps of size ``lr`` on the square loss L = (1/2n) sum_j (f(x_j) - y_j)^2. The
-    linearized model trained by the same steps is, in closed form with eta = lr / n,
-    f_lin = f_0 - K_0(., X) U diag((1 - (1 - eta lam)^T) / lam) U^T (f_0(X) - y) with
-    K_0 = U diag(lam) U^T on the training inputs (the factor -> eta T as lam -> 0).
+    Scalar inputs. One draw (w, b, v) ~ N(0, 1) of ``max_width`` units; the network of
+    width m uses the first m of them (the others get the factor 0 and never move), so
+    every width runs through one compiled gradient-descent loop
+    (:func:`lecturekit.training.descend`): ``steps`` steps of size ``lr`` on the square
+    loss L = (1/2n) sum_j (f(x_j) - y_j)^2. The linearized model trained by the same
+    steps is, in closed form with eta = lr / n, f_lin = f_0 - K_0(., X) U diag((1 - (1 -
+    eta lam)^T) / lam) U^T (f_0(X) - y) with K_0 = U diag(lam) U^T on the training
+    inputs (the factor -> eta T as lam -> 0).
 
     Args:
         x: training inputs, shape (n,).
@@ -528,7 +545,8 @@ def first_units_width_sweep(
     widths = tuple(check_positive_int(m, name="widths[i]") for m in widths)
     if not widths or max(widths) > max_width:
         raise ValueError(
-            f"widths must be a non-empty tuple of widths <= max_width = {max_width}, got {widths}"
+            f"widths must be a non-empty tuple of widths <= max_width = {max_width}, "
+            f"got {widths}"
         )
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps")

@@ -9,17 +9,18 @@ kernel layer by layer (:meth:`MLP.ntk_terms`, built on :func:`layer_ntk_term`) a
 NNGP/NTK limit (the idea of neural-tangents' ``stax``).
 :func:`sub_network` cuts a wide initialization into narrower ones.
 
-Parameterizations (a layer with fan-in n maps h to z; W, b have N(0, 1) entries at init):
+Parameterizations (a layer with fan-in n maps h to z; W, b have N(0, 1) entries at
+init):
 
 * ``"ntk"``:      z = (w_std / sqrt(n)) h W + b_std b;
 * ``"standard"``: z = h W + b with W ~ N(0, w_std^2 / n), b ~ N(0, b_std^2) at init;
-* ``"mean_field"``: hidden layers as in ``"ntk"``; the readout is scaled by 1/n instead of
-  1/sqrt(n): z = (out_w_std / n) h W + out_b_std b. With one hidden layer of width m this
-  is f(x) = (out_w_std / m) sum_i a_i phi(w_i . x w_std / sqrt(d) + b_std b_i) (+ bias),
-  the mean-field (Mei-Montanari-Nguyen, Rotskoff-Vanden-Eijnden) network. Gradient descent on the
-  (1/2n) square loss moves each hidden unit by O(1) only if lr grows like the width m
-  (lr = c m); then the hidden features move by O(1) at every width (feature learning),
-  while in ``"ntk"`` with lr = O(1) they move by O(1/sqrt(m)).
+* ``"mean_field"``: hidden layers as in ``"ntk"``; the readout is scaled by 1/n instead
+  of 1/sqrt(n): z = (out_w_std / n) h W + out_b_std b. With one hidden layer of width m
+  this is f(x) = (out_w_std / m) sum_i a_i phi(w_i . x w_std / sqrt(d) + b_std b_i) (+
+  bias), the mean-field (Mei-Montanari-Nguyen, Rotskoff-Vanden-Eijnden) network.
+  Gradient descent on the (1/2n) square loss moves each hidden unit by O(1) only if lr
+  grows like the width m (lr = c m); then the hidden features move by O(1) at every
+  width (feature learning), while in ``"ntk"`` with lr = O(1) they move by O(1/sqrt(m)).
 * ``"mup"``: the maximal-update parameterization (muP) for SGD of Yang and Hu (Tensor
   Programs IV) in the form of Yang et al. (Tensor Programs V, their table of per-layer
   scalings), written so that ONE global step ``lr`` gives every layer its muP learning
@@ -45,10 +46,10 @@ Parameterizations (a layer with fan-in n maps h to z; W, b have N(0, 1) entries 
   out_b_std = 0 the network at step lr is the ``"mean_field"`` network at step lr * n:
   the same function at init (same draw) and the same gradient-descent trajectory.
 
-``"ntk"`` and ``"standard"`` give the same function distribution at initialization (hence
-the same NNGP); they differ in their gradients and so in their tangent kernels. The
-mean-field output is ``1/sqrt(n_L)`` times the NTK-parameterized one at the same draw, so
-its output variance and its tangent kernel vanish as the width grows: it has no
+``"ntk"`` and ``"standard"`` give the same function distribution at initialization
+(hence the same NNGP); they differ in their gradients and so in their tangent kernels.
+The mean-field output is ``1/sqrt(n_L)`` times the NTK-parameterized one at the same
+draw, so its output variance and its tangent kernel vanish as the width grows: it has no
 width-independent NNGP or NTK (:meth:`MLP.nngp` and :meth:`MLP.kernels` raise); so has
 ``"mup"``, whose function at init is the mean-field one. Hidden layers use
 (w_std, b_std) and are followed by ``activation``; the readout uses (out_w_std,
@@ -181,7 +182,9 @@ class MLP:
         return mults
 
     def _mup_multipliers(self) -> list[tuple[float, float]]:
-        """The muP multipliers of the module docstring's table (input, hidden, readout)."""
+        """The muP multipliers of the module docstring's table (input, hidden,
+        readout).
+        """
         fans = list(zip(self.widths[:-1], self.widths[1:]))
         mults = []
         for layer, (n_in, n_out) in enumerate(fans[:-1]):
@@ -190,7 +193,8 @@ class MLP:
         return mults + [(self.out_w_std / fans[-1][0] ** 0.5, self.out_b_std)]
 
     def init_stds(self) -> list[tuple[float, float]]:
-        """Standard deviations (of W entries, of b entries) that :meth:`init` draws, per layer.
+        """Standard deviations (of W entries, of b entries) that :meth:`init` draws, per
+        layer.
 
         ``"ntk"`` and ``"mean_field"``: (1, 1) for every layer; ``"standard"``:
         (w_std / sqrt(fan_in), b_std) (readout: out_w_std, out_b_std); ``"mup"``: the
@@ -228,10 +232,12 @@ class MLP:
 
         All parameters are read, layer by layer (W then b of each dense layer, readout
         last, each in row-major order), off one draw
-        ``sampling.standard_normal(key, (num_params,), dtype)``: entries are N(0, 1) in the
-        NTK and mean-field parameterizations; in the standard one W is scaled by w_std/sqrt(fan_in) and b
-        by b_std; in the muP one by the stds of :meth:`init_stds`. One draw for the whole network: a new architecture compiles nothing
-        (:func:`lecturekit.sampling.standard_normal` is compiled once per dtype).
+        ``sampling.standard_normal(key, (num_params,), dtype)``: entries are N(0, 1) in
+        the NTK and mean-field parameterizations; in the standard one W is scaled by
+        w_std/sqrt(fan_in) and b by b_std; in the muP one by the stds
+        of :meth:`init_stds`. One draw for the whole network: a new architecture
+        compiles nothing (:func:`lecturekit.sampling.standard_normal` is compiled once
+        per dtype).
 
         Args:
             key: a single JAX PRNG key.
@@ -239,7 +245,8 @@ class MLP:
                 The numbers depend on it (each dtype has its own stream).
 
         Returns:
-            A list of ``{"W": (fan_in, fan_out), "b": (fan_out,)}`` dicts, one per layer.
+            A list of ``{"W": (fan_in, fan_out), "b": (fan_out,)}`` dicts, one per
+            layer.
 
         Example:
             >>> from lecturekit import nets
@@ -254,12 +261,13 @@ class MLP:
     def init_many(self, key: jax.Array, count: int, dtype: Any = None) -> Params:
         """Draw ``count`` independent networks at once (for Monte Carlo over networks).
 
-        Network i is read off the numbers ``i * P ... (i + 1) * P - 1`` (P = ``num_params()``)
-        of ``sampling.standard_normal(key, (count * P,), dtype)``, cut as in :meth:`init`.
-        Because the stream is prefix-stable, network 0 is ``init(key)`` and
-        ``init_many(key, m)`` is the first m networks of ``init_many(key, n)`` for m < n.
-        Compiles nothing per architecture or count (the sampler is compiled once per
-        dtype); it also works on a traced key (inside ``jit`` or ``vmap``).
+        Network i is read off the numbers ``i * P ... (i + 1) * P - 1`` (P =
+        ``num_params()``) of ``sampling.standard_normal(key, (count * P,), dtype)``, cut
+        as in :meth:`init`. Because the stream is prefix-stable, network 0 is
+        ``init(key)`` and ``init_many(key, m)`` is the first m networks of
+        ``init_many(key, n)`` for m < n. Compiles nothing per architecture or count (the
+        sampler is compiled once per dtype); it also works on a traced key (inside
+        ``jit`` or ``vmap``).
 
         Args:
             key: a single JAX PRNG key.
@@ -274,7 +282,8 @@ class MLP:
             >>> net = nets.mlp((3, 16, 1))
             >>> many = net.init_many(jax.random.key(0), 4)
             >>> first = net.init(jax.random.key(0))
-            >>> many[0]["W"].shape, bool(jnp.array_equal(many[0]["W"][0], first[0]["W"]))
+            >>> same = jnp.array_equal(many[0]["W"][0], first[0]["W"])
+            >>> many[0]["W"].shape, bool(same)
             ((4, 3, 16), True)
         """
         count = check_positive_int(count, name="count")
@@ -283,7 +292,9 @@ class MLP:
         )
 
     def _cut(self, flat: np.ndarray | jax.Array) -> Params:
-        """Rows (..., num_params) of N(0, 1) numbers -> parameters with the law of init."""
+        """Rows (..., num_params) of N(0, 1) numbers -> parameters with the law of
+        init.
+        """
         lead, params, start = flat.shape[:-1], [], 0
         for (n_in, n_out), (w_std, b_std) in zip(
             zip(self.widths[:-1], self.widths[1:]), self.layer_stds()
@@ -302,8 +313,8 @@ class MLP:
         return jax.device_put(params) if isinstance(flat, np.ndarray) else params
 
     def check_params(self, params: Any) -> None:
-        """Raise a clear error unless ``params`` has this network's structure and shapes, floating
-        leaves, and (for concrete arrays) finite entries."""
+        """Raise a clear error unless ``params`` has this network's structure and
+        shapes, floating leaves, and (for concrete arrays) finite entries."""
         if not isinstance(params, (list, tuple)) or len(params) != self.depth + 1:
             got = (
                 f"length {len(params)}"
@@ -311,7 +322,8 @@ class MLP:
                 else type(params).__name__
             )
             raise ValueError(
-                f"params must be a list of {self.depth + 1} layer dicts (from net.init), got {got}"
+                f"params must be a list of {self.depth + 1} layer dicts (from "
+                f"net.init), got {got}"
             )
         for i, (layer, n_in, n_out) in enumerate(
             zip(params, self.widths[:-1], self.widths[1:])
@@ -322,8 +334,10 @@ class MLP:
                 jnp.shape(layer["b"])
             ) != (n_out,):
                 raise ValueError(
-                    f"params[{i}] must have W of shape {(n_in, n_out)} and b of shape {(n_out,)}, "
-                    f"got {tuple(jnp.shape(layer['W']))} and {tuple(jnp.shape(layer['b']))}"
+                    f"params[{i}] must have W of shape {(n_in, n_out)} and b of shape "
+                    f"{(n_out,)}, "
+                    f"got {tuple(jnp.shape(layer['W']))} and "
+                    f"{tuple(jnp.shape(layer['b']))}"
                 )
         check_params_pytree(list(params))
 
@@ -331,7 +345,8 @@ class MLP:
         x = as_float_array(x, name="x", ndim=2)
         if x.shape[1] != self.input_dim:
             raise ValueError(
-                f"x must have shape (n, {self.input_dim}) for this network, got {tuple(x.shape)}"
+                f"x must have shape (n, {self.input_dim}) for this network, got "
+                f"{tuple(x.shape)}"
             )
         return x
 
@@ -341,7 +356,8 @@ class MLP:
         """Pre-activations z^(l), layer inputs h^(l-1) (h^(0) = x) and the output.
 
         Returns (zs, hs, out): zs[l] and hs[l] are the pre-activation of dense layer l+1
-        and its input, for l = 0..depth (the readout last); ``out`` is ``apply``'s result.
+        and its input, for l = 0..depth (the readout last); ``out`` is ``apply``'s
+        result.
         """
         self.check_params(params)
         h = self._check_x(x)
@@ -360,23 +376,26 @@ class MLP:
         return zs, hs, (out[:, 0] if self.output_dim == 1 else out)
 
     def apply(self, params: Params, x: ArrayLike) -> jax.Array:
-        """The network on a batch: x of shape (n, d) -> (n,) (scalar output) or (n, k)."""
+        """The network on a batch: x of shape (n, d) -> (n,) (scalar output) or (n,
+        k).
+        """
         return self.forward(params, x)[2]
 
     def backward(self, params: Params, x: ArrayLike) -> Backward:
         """One forward and one backward pass: every layer's input and output gradient.
 
-        For dense layer l (l = 1 ... depth + 1, the readout last) with forward multipliers
-        (mW_l, mb_l) (see :meth:`multipliers`), z_l = mW_l h_{l-1} W_l + mb_l b_l, the result
-        holds the layer input h_{l-1} (h_0 = x) and delta_l = d f / d z_l for every output
-        f_k (k = ``output_dim``, also for a scalar network, k = 1):
+        For dense layer l (l = 1 ... depth + 1, the readout last) with forward
+        multipliers (mW_l, mb_l) (see :meth:`multipliers`), z_l = mW_l h_{l-1} W_l +
+        mb_l b_l, the result holds the layer input h_{l-1} (h_0 = x) and delta_l = d f /
+        d z_l for every output f_k (k = ``output_dim``, also for a scalar network, k =
+        1):
 
             d f_k(x_i) / d W_l = mW_l outer(h_{l-1}[i], delta_l[i, k]),
             d f_k(x_i) / d b_l = mb_l delta_l[i, k].
 
         This is the one backpropagation of lecturekit: the per-layer empirical NTK
-        (:func:`lecturekit.tangent.empirical_ntk`) and the heads of multi-output networks
-        are built on it.
+        (:func:`lecturekit.tangent.empirical_ntk`) and the heads of multi-output
+        networks are built on it.
 
         Args:
             params: parameters of this network (from :meth:`init`).
@@ -384,7 +403,8 @@ class MLP:
 
         Returns:
             A :class:`Backward` with ``inputs[l-1]`` of shape (n, fan_in_l),
-            ``deltas[l-1]`` of shape (n, k, fan_out_l) and ``output`` = ``apply(params, x)``.
+            ``deltas[l-1]`` of shape (n, k, fan_out_l) and ``output`` = ``apply(params,
+            x)``.
 
         Example:
             >>> from lecturekit import nets
@@ -509,13 +529,16 @@ class MLP:
     def _check_kernel_limit(self, which: str) -> None:
         if self.output_activation is not None:
             raise ValueError(
-                f"the infinite-width {which} of a network with an output activation is not "
-                "deterministic (its tangent kernel depends on the random output f); use the "
+                f"the infinite-width {which} of a network with an output activation is "
+                "not "
+                "deterministic (its tangent kernel depends on the random output f); "
+                "use the "
                 "empirical kernel (lecturekit.tangent.empirical_ntk) instead"
             )
 
     def nngp(self, x1: ArrayLike, x2: ArrayLike | None = None) -> jax.Array:
-        """Infinite-width output covariance E[f(x1) f(x2)] per output ("ntk" and "standard").
+        """Infinite-width output covariance E[f(x1) f(x2)] per output ("ntk" and
+        "standard").
 
         The mean-field parameterization has none (its output variance is O(1/width)):
         it raises ``ValueError``.
@@ -523,13 +546,16 @@ class MLP:
         self._check_kernel_limit("NNGP")
         if self.parameterization in ("mean_field", "mup"):
             raise ValueError(
-                f"the {self._par_name()} parameterization has no width-independent NNGP: its output "
-                "variance decays like 1/width; use parameterization='ntk' for the limit kernels"
+                f"the {self._par_name()} parameterization has no width-independent "
+                "NNGP: its output "
+                "variance decays like 1/width; use parameterization='ntk' for the "
+                "limit kernels"
             )
         return self._recursion(x1, x2).nngp
 
     def kernels(self, x1: ArrayLike, x2: ArrayLike | None = None) -> _kernels.Kernels:
-        """Infinite-width NNGP and NTK of this network, (n1, n2) arrays (x2=None: x2 = x1).
+        """Infinite-width NNGP and NTK of this network, (n1, n2) arrays (x2=None: x2 =
+        x1).
 
         For k outputs the kernels are K (x) I_k; the (n1, n2) block K is returned.
         Only the NTK parameterization has a width-independent tangent kernel: for the
@@ -538,14 +564,18 @@ class MLP:
         self._check_kernel_limit("NTK")
         if self.parameterization in ("mean_field", "mup"):
             raise ValueError(
-                f"the tangent kernel of the {self._par_name()} parameterization decays like 1/width and "
-                "has no width-independent limit; use parameterization='ntk' (the same network "
+                f"the tangent kernel of the {self._par_name()} parameterization decays "
+                "like 1/width and "
+                "has no width-independent limit; use parameterization='ntk' (the same "
+                "network "
                 "times sqrt(width)) for the limit kernels"
             )
         if self.parameterization != "ntk":
             raise ValueError(
-                "the tangent kernel of the standard parameterization grows with width and has "
-                "no infinite-width limit; use parameterization='ntk', or net.nngp(...) for the NNGP"
+                "the tangent kernel of the standard parameterization grows with width "
+                "and has "
+                "no infinite-width limit; use parameterization='ntk', or net.nngp(...) "
+                "for the NNGP"
             )
         return self._recursion(x1, x2)
 
@@ -703,14 +733,16 @@ def mlp(
     """
     if isinstance(widths, (str, bytes)) or not hasattr(widths, "__len__"):
         raise TypeError(
-            f"widths must be a sequence of integers (d, n_1, ..., n_L, k), got {widths!r}"
+            "widths must be a sequence of integers (d, n_1, ..., n_L, k), got "
+            f"{widths!r}"
         )
     widths = tuple(
         check_positive_int(w, name=f"widths[{i}]") for i, w in enumerate(widths)
     )
     if len(widths) < 3:
         raise ValueError(
-            f"widths must list the input dimension, at least one hidden width and the output "
+            "widths must list the input dimension, at least one hidden width and the "
+            "output "
             f"width (depth >= 1), got {widths}"
         )
     check_choice(parameterization, PARAMETERIZATIONS, name="parameterization")
@@ -765,16 +797,19 @@ def check_mlp(net: Any, *, output_activation: bool = True) -> MLP:
 
 
 def sub_network(params: Params, width: int, block: int = 0) -> Params:
-    """Hidden units ``block*width ... (block+1)*width - 1`` of every hidden layer of an MLP.
+    """Hidden units ``block*width ... (block+1)*width - 1`` of every hidden layer of an
+    MLP.
 
-    ``params`` are the parameters of a :func:`mlp` network (leading batch axes allowed, as
-    from :meth:`MLP.init_many`) whose hidden layers all have at least ``(block+1)*width``
-    units. In the NTK parameterization every entry is N(0, 1) whatever the width, so the
-    result is exactly an initialization of the width-``width`` network, and different
-    blocks are independent of each other (they share only the readout bias).
+    ``params`` are the parameters of a :func:`mlp` network (leading batch axes allowed,
+    as from :meth:`MLP.init_many`) whose hidden layers all have at least
+    ``(block+1)*width`` units. In the NTK parameterization every entry is N(0, 1)
+    whatever the width, so the result is exactly an initialization of the
+    width-``width`` network, and different blocks are independent of each other (they
+    share only the readout bias).
 
     Args:
-        params: list of ``{"W": (..., fan_in, fan_out), "b": (..., fan_out)}`` layer dicts.
+        params: list of ``{"W": (..., fan_in, fan_out), "b": (..., fan_out)}`` layer
+            dicts.
         width: hidden width of the sub-network, >= 1.
         block: which block of ``width`` units, >= 0.
 
@@ -794,7 +829,8 @@ def sub_network(params: Params, width: int, block: int = 0) -> Params:
     hidden = min(np.shape(layer["W"])[-1] for layer in params[:-1])
     if units.stop > hidden:
         raise ValueError(
-            f"block {block} of width {width} needs {units.stop} hidden units, the network has {hidden}"
+            f"block {block} of width {width} needs {units.stop} hidden units, the "
+            f"network has {hidden}"
         )
     last = len(params) - 1
     return [
@@ -811,18 +847,20 @@ def sub_network(params: Params, width: int, block: int = 0) -> Params:
 
 
 def unstack(params: Params) -> list[Params]:
-    """The networks of a batch of parameters (leading axis, as from :meth:`MLP.init_many`),
-    one parameter list each, as NumPy arrays on the host.
+    """The networks of a batch of parameters (leading axis, as
+    from :meth:`MLP.init_many`), one parameter list each, as NumPy arrays on the host.
 
     Host arrays make per-network work that runs in Python (exact region counting, plots)
     cheap: slicing a JAX array per network would dispatch one device operation per leaf
     and network. Pass a network's parameters to any ``MLP`` method as they are.
 
     Args:
-        params: list of ``{"W": (count, fan_in, fan_out), "b": (count, fan_out)}`` dicts.
+        params: list of ``{"W": (count, fan_in, fan_out), "b": (count, fan_out)}``
+            dicts.
 
     Returns:
-        ``count`` lists of ``{"W": (fan_in, fan_out), "b": (fan_out,)}`` dicts of NumPy arrays.
+        ``count`` lists of ``{"W": (fan_in, fan_out), "b": (fan_out,)}`` dicts of NumPy
+        arrays.
 
     Example:
         >>> from lecturekit import nets
@@ -840,7 +878,8 @@ def unstack(params: Params) -> list[Params]:
         layer["W"].ndim != 3 or layer["b"].ndim != 2 for layer in host
     ):
         raise ValueError(
-            f"params must have exactly one leading (network) axis, got W of shape {shape}"
+            "params must have exactly one leading (network) axis, got W of shape "
+            f"{shape}"
         )
     return [
         [{"W": layer["W"][i], "b": layer["b"][i]} for layer in host]
@@ -849,12 +888,13 @@ def unstack(params: Params) -> list[Params]:
 
 
 def _check_mlp_layers(params: Any) -> None:
-    """Require the parameters of a ``nets.mlp`` network with at least one hidden layer: layer
-    dicts of W (..., n_in, n_out) and b (..., n_out) that chain, floating and (if concrete)
-    finite; leading batch axes are allowed."""
+    """Require the parameters of a ``nets.mlp`` network with at least one hidden layer:
+    layer dicts of W (..., n_in, n_out) and b (..., n_out) that chain, floating and (if
+    concrete) finite; leading batch axes are allowed."""
     if not isinstance(params, (list, tuple)) or len(params) < 2:
         raise ValueError(
-            "params must be the list of layer dicts of an MLP with at least one hidden layer"
+            "params must be the list of layer dicts of an MLP with at least one hidden "
+            "layer"
         )
     for i, layer in enumerate(params):
         if not isinstance(layer, dict) or set(layer) != {"W", "b"}:
@@ -865,11 +905,13 @@ def _check_mlp_layers(params: Any) -> None:
         w, b = np.shape(layer["W"]), np.shape(layer["b"])
         if len(w) < 2 or len(b) < 1 or w[-1] != b[-1] or w[:-2] != b[:-1]:
             raise ValueError(
-                f"params[{i}] must have W of shape (..., n_in, n_out) and b of shape (..., n_out), "
+                f"params[{i}] must have W of shape (..., n_in, n_out) and b of shape "
+                "(..., n_out), "
                 f"got {w} and {b}"
             )
         if previous is not None and w[-2] != previous:
             raise ValueError(
-                f"params[{i}]['W'] must have {previous} rows (the width of layer {i - 1}), got shape {w}"
+                f"params[{i}]['W'] must have {previous} rows (the width of layer "
+                f"{i - 1}), got shape {w}"
             )
         previous = w[-1]

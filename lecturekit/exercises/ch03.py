@@ -1,4 +1,5 @@
-"""Checks for the exercises of Chapter 3 (Hessian sparsity and the transition to linearity).
+"""Checks for the exercises of Chapter 3 (Hessian sparsity and the transition to
+linearity).
 
 Each check compares a learner's answer with an independent reference computed here
 (dense Hessians by ``jax.hessian``, sign enumeration for the (2,2,1)-norm, Lanczos for
@@ -60,7 +61,8 @@ def _dense_hessian(theta: jax.Array, m: int, d: int, x: jax.Array) -> jax.Array:
 
 def check_hessian_spectrum(candidate: Callable) -> None:
     """candidate(v, W, x) -> all m (d + 1) eigenvalues (any order) of the Hessian of
-    f(W, v) = m^{-1/2} sum_i v_i tanh(<W_i, x>) with respect to (W, v); W (m, d), x (d,).
+    f(W, v) = m^{-1/2} sum_i v_i tanh(<W_i, x>) with respect to (W, v); W (m, d), x
+    (d,).
 
     Args:
         candidate: your function (v, W, x) -> the m (d + 1) eigenvalues of the Hessian.
@@ -86,15 +88,18 @@ def check_hessian_spectrum(candidate: Callable) -> None:
         expected = np.sort(np.linalg.eigvalsh(np.asarray(dense)))
         if got.size == 2 * m and d > 1:
             raise ExerciseCheckError(
-                f"{what}: you returned 2m = {2 * m} eigenvalues; the Hessian is {m * (d + 1)} x {m * (d + 1)}. "
-                "Each neuron's block acts on d + 1 coordinates (W_i, v_i) but has rank 2: the other "
+                f"{what}: you returned 2m = {2 * m} eigenvalues; the Hessian is "
+                f"{m * (d + 1)} x {m * (d + 1)}. "
+                "Each neuron's block acts on d + 1 coordinates (W_i, v_i) but has rank "
+                "2: the other "
                 "d - 1 eigenvalues are zeros. Return them too."
             )
         if got.size == expected.size and np.allclose(
             got / np.sqrt(m), expected, rtol=1e-8, atol=1e-10
         ):
             raise ExerciseCheckError(
-                f"{what}: your eigenvalues are sqrt(m) times too large: the network has "
+                f"{what}: your eigenvalues are sqrt(m) times too large: the network "
+                "has "
                 "the factor m^(-1/2) in front of the sum."
             )
         compare(
@@ -103,8 +108,10 @@ def check_hessian_spectrum(candidate: Callable) -> None:
             what=f"the m (d + 1) = {m * (d + 1)} eigenvalues (sorted)",
             rtol=1e-8,
             atol=1e-10,
-            hint="neuron i's block is m^(-1/2) [[v_i tanh''(z_i) x x^T, tanh'(z_i) x], [tanh'(z_i) x^T, 0]] "
-            "with z_i = <W_i, x>; restrict it to the plane spanned by (x/|x|, 0) and (0, 1)",
+            hint="neuron i's block is m^(-1/2) [[v_i tanh''(z_i) x x^T, tanh'(z_i) x], "
+            "[tanh'(z_i) x^T, 0]] "
+            "with z_i = <W_i, x>; restrict it to the plane spanned by (x/|x|, 0) and "
+            "(0, 1)",
         )
     return passed(
         "all m (d + 1) eigenvalues match a dense jax.hessian: 2 per neuron, "
@@ -122,7 +129,8 @@ def _norm_221_reference(t: np.ndarray) -> float:
 
 
 def check_norm_221(candidate: Callable) -> None:
-    """candidate(T) -> the (2,2,1)-norm ``sup_{|u|=|v|=1} sum_k |u^T T_k v|`` of a (p, q, m) tensor.
+    """candidate(T) -> the (2,2,1)-norm ``sup_{|u|=|v|=1} sum_k |u^T T_k v|`` of a (p,
+    q, m) tensor.
 
     Args:
         candidate: your function T -> the (2,2,1)-norm of a tensor T of shape (p, q, k).
@@ -148,7 +156,8 @@ def check_norm_221(candidate: Callable) -> None:
             _norm_221_reference(t),
             what=f"(2,2,1)-norm of a {t.shape} tensor",
             rtol=1e-8,
-            hint="sum_k |c_k| = max over signs s of sum_k s_k c_k; swap the two suprema",
+            hint="sum_k |c_k| = max over signs s of sum_k s_k c_k; swap the two "
+            "suprema",
         )
     return passed(
         "your (2,2,1)-norm agrees with sign enumeration (including a diagonal tensor, "
@@ -172,7 +181,8 @@ def _relu_hessian_norm_reference(m: int, x: float, seed: int) -> float:
 
 
 def check_relu_hessian_norm(candidate: Callable) -> None:
-    """candidate(w, x) -> exact ||H||_2 of f(w, v) = m^{-1/2} sum_i v_i relu(w_i x) w.r.t. (w, v).
+    """candidate(w, x) -> exact ||H||_2 of f(w, v) = m^{-1/2} sum_i v_i relu(w_i x)
+    w.r.t. (w, v).
 
     Args:
         candidate: your function (w, x) -> the norm of the almost-everywhere Hessian.
@@ -196,16 +206,20 @@ def check_relu_hessian_norm(candidate: Callable) -> None:
             _relu_hessian_norm_reference(m, x, seed),
             what=f"||H|| for m = {m}, x = {x}",
             rtol=1e-6,
-            hint="relu'' = 0, so each block is [[0, c], [c, 0]] / sqrt(m) with c = relu'(w_i x) x",
+            hint="relu'' = 0, so each block is [[0, c], [c, 0]] / sqrt(m) with c = "
+            "relu'(w_i x) x",
         )
     return passed(
-        "the almost-everywhere ReLU Hessian has norm |x| / sqrt(m) as soon as one neuron is active: "
-        "no log factor. It is the Hessian autodiff returns (relu'' = 0): the kinks are not in it."
+        "the almost-everywhere ReLU Hessian has norm |x| / sqrt(m) as soon as one "
+        "neuron is active: "
+        "no log factor. It is the Hessian autodiff returns (relu'' = 0): the kinks are "
+        "not in it."
     )
 
 
 def check_chizat_bach_slope(slope: float) -> None:
-    """slope: fitted log-log slope of Delta K against the output scale alpha (fixed width).
+    """slope: fitted log-log slope of Delta K against the output scale alpha (fixed
+    width).
 
     Args:
         slope: your fitted log-log slope of the kernel change against alpha, a number.
@@ -222,11 +236,14 @@ def check_chizat_bach_slope(slope: float) -> None:
     value = as_scalar(slope, what="slope")
     if not -1.25 <= value <= -0.75:
         raise ExerciseCheckError(
-            f"a slope of {value:.3f} is not close to -1: with the rescaled model alpha (g - g0) the "
-            "parameters move by O(1/alpha), so the kernel (a smooth function of them) changes by O(1/alpha)."
+            f"a slope of {value:.3f} is not close to -1: with the rescaled model alpha "
+            "(g - g0) the "
+            "parameters move by O(1/alpha), so the kernel (a smooth function of them) "
+            "changes by O(1/alpha)."
         )
     return passed(
-        f"Delta K ~ alpha^{value:.2f}: rescaling linearizes any smooth model, whatever its width."
+        f"Delta K ~ alpha^{value:.2f}: rescaling linearizes any smooth model, whatever "
+        "its width."
     )
 
 
@@ -235,7 +252,9 @@ def check_chizat_bach_slope(slope: float) -> None:
 
 
 def _bottleneck_truth(r: sp.Symbol) -> sp.Expr:
-    """E|N(0, E[u^4])| * E[phi(<w, x>)^2] = sqrt(3) sqrt(2/pi) * 3 r^4 / 4, computed by sympy."""
+    """E|N(0, E[u^4])| * E[phi(<w, x>)^2] = sqrt(3) sqrt(2/pi) * 3 r^4 / 4, computed by
+    sympy.
+    """
     g = sp.Symbol("g_check", real=True)
     density = sp.exp(-(g**2) / 2) / sp.sqrt(2 * sp.pi)
     # E[u^4] = 3
@@ -250,8 +269,8 @@ def _bottleneck_truth(r: sp.Symbol) -> sp.Expr:
 def _bottleneck_simulation(
     r: float, m: int = 1000, draws: int = 1000, seed: int = 0
 ) -> tuple[float, float]:
-    """Mean and standard error of |d^2 f/da^2| |h|^2 / m over random networks of width m (x = r e_1,
-    so <w_j, x> = r w_j1)."""
+    """Mean and standard error of |d^2 f/da^2| |h|^2 / m over random networks of width m
+    (x = r e_1, so <w_j, x> = r w_j1)."""
     v, u, w1 = np.random.default_rng(seed).normal(size=(3, draws, m))
     vals = (
         np.abs(np.sum(v * u**2, axis=1))
@@ -262,11 +281,13 @@ def _bottleneck_simulation(
 
 
 def check_bottleneck_bound(expr: sp.Expr, r: sp.Symbol) -> None:
-    """``expr`` must equal ``lim_{m -> inf} E[|d^2 f / da^2| |h|^2 / m]`` as a sympy expression in r.
+    """``expr`` must equal ``lim_{m -> inf} E[|d^2 f / da^2| |h|^2 / m]`` as a sympy
+    expression in r.
 
-    The network: f = m^{-1/2} sum_k v_k phi(u_k a), a = m^{-1/2} sum_j s_j phi(<w_j, x>),
-    phi(z) = z^2 / 2, all parameters N(0, 1), ``|x| = r``. The truth sqrt(6/pi) * 3 r^4 / 4 is
-    computed here by sympy; the comparison is symbolic, followed by a simulation.
+    The network: f = m^{-1/2} sum_k v_k phi(u_k a), a = m^{-1/2} sum_j s_j phi(<w_j,
+    x>), phi(z) = z^2 / 2, all parameters N(0, 1), ``|x| = r``. The truth sqrt(6/pi) * 3
+    r^4 / 4 is computed here by sympy; the comparison is symbolic, followed by a
+    simulation.
 
     Args:
         expr: your limit, a sympy expression in r.
@@ -289,8 +310,10 @@ def check_bottleneck_bound(expr: sp.Expr, r: sp.Symbol) -> None:
         )
     if expr.has(sp.Integral, sp.Piecewise):
         raise ExerciseCheckError(
-            "your expression still contains an unevaluated integral or a Piecewise: declare the "
-            "integration variable real and r positive, e.g. sp.symbols('r', positive=True)."
+            "your expression still contains an unevaluated integral or a Piecewise: "
+            "declare the "
+            "integration variable real and r positive, e.g. sp.symbols('r', "
+            "positive=True)."
         )
     stray = sorted(map(str, expr.free_symbols - {r}))
     if stray:
@@ -306,29 +329,33 @@ def check_bottleneck_bound(expr: sp.Expr, r: sp.Symbol) -> None:
         # cannot happen when expr == truth; kept as the numeric spot check
         if abs(value - mean) > 5 * err:
             raise ExerciseCheckError(
-                f"at r = {at} your formula gives {value:.4f}, a simulation {mean:.4f} +- {err:.4f}"
+                f"at r = {at} your formula gives {value:.4f}, a simulation {mean:.4f} "
+                f"+- {err:.4f}"
             )
         return passed(
-            f"lim E||H_ss|| = {sp.simplify(truth)}: at r = {at} that is {value:.4f}, and width-1000 "
-            f"networks give {mean:.4f} +- {err:.4f}. Width-independent and non-zero: the Hessian "
+            f"lim E||H_ss|| = {sp.simplify(truth)}: at r = {at} that is {value:.4f}, "
+            "and width-1000 "
+            f"networks give {mean:.4f} +- {err:.4f}. Width-independent and non-zero: "
+            "the Hessian "
             "of a bottleneck network does not vanish as m grows."
         )
     ratio = sp.simplify(expr / truth)
     clues = {
-        sp.Rational(
-            1, 3
-        ): "E[(w.x)^4] = 3 r^4 for w.x ~ N(0, r^2) (the Gaussian fourth moment is 3 sigma^4)",
-        1
-        / sp.sqrt(
-            3
-        ): "d^2f/da^2 = m^(-1/2) sum_k v_k u_k^2 has variance E[v^2] E[u^4] = 3, not 1",
+        sp.Rational(1, 3): (
+            "E[(w.x)^4] = 3 r^4 for w.x ~ N(0, r^2) "
+            "(the Gaussian fourth moment is 3 sigma^4)"
+        ),
+        1 / sp.sqrt(3): (
+            "d^2f/da^2 = m^(-1/2) sum_k v_k u_k^2 has variance E[v^2] E[u^4] = 3, not 1"
+        ),
         sp.Integer(4): "phi(z)^2 = z^4 / 4: keep the 1/4",
         sp.sqrt(sp.pi / 2): "E|N(0, s^2)| = s sqrt(2/pi), not s",
         sp.sqrt(sp.pi / 2) / sp.sqrt(3): "E|N(0, s^2)| = s sqrt(2/pi) with s^2 = 3",
     }
     if ratio.free_symbols:
         raise ExerciseCheckError(
-            f"your expression is {ratio} times the right one: the power of r is off. |h|^2 / m "
+            f"your expression is {ratio} times the right one: the power of r is off. "
+            "|h|^2 / m "
             "averages phi(<w, x>)^2 = (w.x)^4 / 4, and w.x ~ N(0, r^2)."
         )
     clue = next(
@@ -337,11 +364,15 @@ def check_bottleneck_bound(expr: sp.Expr, r: sp.Symbol) -> None:
     )
     at = 1.3
     raise ExerciseCheckError(
-        f"your expression is {ratio} (= {float(ratio):.4f}) times the right one; at r = {at} it gives "
+        f"your expression is {ratio} (= {float(ratio):.4f}) times the right one; at r "
+        f"= {at} it gives "
         f"{float(expr.subs(r, at)):.4f} instead of {float(truth.subs(r, at)):.4f}. "
         + (
             f"Hint: {clue}."
             if clue
-            else "Hint: three factors: E|N(0, 3)| = sqrt(6/pi), and E[phi(w.x)^2] = 3 r^4/4."
+            else (
+                "Hint: three factors: E|N(0, 3)| = sqrt(6/pi), and E[phi(w.x)^2] = 3 "
+                "r^4/4."
+            )
         )
     )

@@ -1,9 +1,9 @@
 """Checks for the exercises of Chapter 4 (quadratic models and the catapult phase).
 
 Each check compares a learner's answer with a reference computed here independently of
-``lecturekit.quadratic``: sympy for the two derivations (with a numeric spot check against
-the recursion iterated in NumPy or against an ODE solver), dense Taylor expansions for the
-quadratic model, and Newton's method for the least-squares minimizer.
+``lecturekit.quadratic``: sympy for the two derivations (with a numeric spot check
+against the recursion iterated in NumPy or against an ODE solver), dense Taylor
+expansions for the quadratic model, and Newton's method for the least-squares minimizer.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ __all__ = [
 def _symbolic_answer(
     fn: Callable, symbols: dict[str, sp.Symbol], *, what: str
 ) -> sp.Expr:
-    """fn(*symbols) as a sympy expression in those symbols (floats such as 0.5 made exact)."""
+    """fn(*symbols) as a sympy expression in those symbols (floats such as 0.5 made
+    exact).
+    """
     expr = call(fn, *symbols.values(), what=what)
     if expr is None:
         raise ExerciseCheckError(
@@ -43,15 +45,18 @@ def _symbolic_answer(
         expr = sp.nsimplify(expr)
     if not isinstance(expr, sp.Basic):
         raise ExerciseCheckError(
-            f"{what} should return a sympy expression when called with sympy symbols, got "
+            f"{what} should return a sympy expression when called with sympy symbols, "
+            "got "
             f"{type(expr).__name__}. Build it from the arguments with sympy operations "
             "(sp.sqrt, not np.sqrt or math.sqrt)."
         )
     stray = sorted(map(str, expr.free_symbols - set(symbols.values())))
     if stray:
         raise ExerciseCheckError(
-            f"{what}: your expression contains the symbols {stray}, which are not among the "
-            f"arguments {list(symbols)}. Write the answer in terms of the arguments only."
+            f"{what}: your expression contains the symbols {stray}, which are not "
+            "among the "
+            f"arguments {list(symbols)}. Write the answer in terms of the arguments "
+            "only."
         )
     return sp.nsimplify(expr, rational=True)
 
@@ -59,7 +64,9 @@ def _symbolic_answer(
 def _equal(
     expr: sp.Expr, truth: sp.Expr, symbols: dict[str, sp.Symbol], points
 ) -> bool:
-    """simplify(expr - truth) == 0, or (where simplify gives up) equal at every sample point."""
+    """simplify(expr - truth) == 0, or (where simplify gives up) equal at every sample
+    point.
+    """
     if sp.simplify(expr - truth) == 0:
         return True
     for point in points:
@@ -84,7 +91,9 @@ def _point_text(symbols: dict[str, sp.Symbol], point) -> str:
 
 
 def _linear_shift_truth(eta, lam0, c, r0, y):
-    """First order in c: sum_t eta c (eta lam0 r_t^2 - 4 (r_t + y) r_t), r_t = r0 (1 - eta lam0)^t."""
+    """First order in c: sum_t eta c (eta lam0 r_t^2 - 4 (r_t + y) r_t), r_t = r0 (1 -
+    eta lam0)^t.
+    """
     q = 1 - eta * lam0
     return eta * c * ((eta * lam0 - 4) * r0**2 / (1 - q**2) - 4 * y * r0 / (1 - q))
 
@@ -102,11 +111,12 @@ def _recursion_kernel_shift(eta, lam0, c, r0, y, steps=4000):
 
 
 def check_linear_kernel_shift(kernel_shift: Callable) -> None:
-    """kernel_shift(eta, lam0, c, r0, y) -> lambda_infinity - lambda_0 to first order in c, a
-    sympy expression, for 0 < eta lam0 < 2 (the linear regime).
+    """kernel_shift(eta, lam0, c, r0, y) -> lambda_infinity - lambda_0 to first order in
+    c, a sympy expression, for 0 < eta lam0 < 2 (the linear regime).
 
     Args:
-        kernel_shift: your function (eta, lam0, c, r0, y) -> the first-order kernel shift.
+        kernel_shift: your function (eta, lam0, c, r0, y) -> the first-order kernel
+            shift.
 
     Example:
         A wrong answer (a kernel that does not move) is rejected:
@@ -140,13 +150,16 @@ def check_linear_kernel_shift(kernel_shift: Callable) -> None:
         point = points[1]
         got, want = _at(expr, symbols, point), _at(truth, symbols, point)
         hint = (
-            "Hint: insert r_t = r0 (1 - eta lam0)^t and z_t = r_t + y into the kernel's step "
+            "Hint: insert r_t = r0 (1 - eta lam0)^t and z_t = r_t + y into the "
+            "kernel's step "
             "eta c r_t (eta lam_t r_t - 4 z_t) with lam_t ~ lam0, and sum over t >= 0."
         )
         if sp.simplify(expr - without_label) == 0:
             hint = (
-                "The label is missing: z_t = r_t + y, so the step -4 eta c z_t r_t has a part "
-                "-4 eta c y r_t that is linear in r_t (a geometric series in q, not q^2)."
+                "The label is missing: z_t = r_t + y, so the step -4 eta c z_t r_t has "
+                "a part "
+                "-4 eta c y r_t that is linear in r_t (a geometric series in q, not "
+                "q^2)."
             )
         elif sp.simplify(expr - one_sum) == 0:
             hint = (
@@ -154,9 +167,13 @@ def check_linear_kernel_shift(kernel_shift: Callable) -> None:
                 "not in q: sum_t q^(2t) = 1 / (1 - q^2)."
             )
         elif sp.simplify(expr + truth) == 0:
-            hint = "The sign is flipped: in the linear regime the kernel decreases when r0 (r0 + y) > 0."
+            hint = (
+                "The sign is flipped: in the linear regime the kernel decreases when "
+                "r0 (r0 + y) > 0."
+            )
         raise ExerciseCheckError(
-            f"{what} is not the first-order kernel shift: at {_point_text(symbols, point)} it gives "
+            f"{what} is not the first-order kernel shift: at "
+            f"{_point_text(symbols, point)} it gives "
             f"{got:.6g}, the sum of the kernel's steps gives {want:.6g}. {hint}"
         )
     # numeric spot check: the truth against the recursion itself (relative error O(c))
@@ -166,7 +183,8 @@ def check_linear_kernel_shift(kernel_shift: Callable) -> None:
             float(_at(expr, symbols, point)) / point[2],
             measured,
             rtol=1e-3,
-            what=f"(lambda_T - lambda_0) / c from the recursion at {_point_text(symbols, point)}",
+            what="(lambda_T - lambda_0) / c from the recursion at "
+            f"{_point_text(symbols, point)}",
         )
     return passed(
         "the kernel moves by O(c) = O(1/m) in the linear regime; your sum reproduces "
@@ -179,7 +197,9 @@ def check_linear_kernel_shift(kernel_shift: Callable) -> None:
 
 
 def _flow_final_kernel_ode(lam0, c, r0, y):
-    """lambda at the end of gradient flow dr/dt = -lam r, dlam/dt = -4 c (r + y) r (scipy)."""
+    """lambda at the end of gradient flow dr/dt = -lam r, dlam/dt = -4 c (r + y) r
+    (scipy).
+    """
 
     def rhs(_, state):
         r, lam = state
@@ -192,15 +212,17 @@ def _flow_final_kernel_ode(lam0, c, r0, y):
 
 
 def check_flow_kernel(final_kernel: Callable) -> None:
-    """final_kernel(lam0, c, r0, y) -> the kernel lambda_infinity reached by gradient flow on the
-    one-example quadratic model (a sympy expression, exact, not to first order in c).
+    """final_kernel(lam0, c, r0, y) -> the kernel lambda_infinity reached by gradient
+    flow on the one-example quadratic model (a sympy expression, exact, not to first
+    order in c).
 
     Args:
-        final_kernel: your function (lam0, c, r0, y) -> the kernel at the end of gradient flow.
+        final_kernel: your function (lam0, c, r0, y) -> the kernel at the end of
+            gradient flow.
 
     Example:
-        A wrong answer (the kernel frozen at its initial value, as in the linear model) is
-        rejected:
+        A wrong answer (the kernel frozen at its initial value, as in the linear model)
+        is rejected:
 
         >>> exercises.ch04.check_flow_kernel(lambda lam0, c, r0, y: lam0 + 0 * c)
         Traceback (most recent call last):
@@ -227,7 +249,8 @@ def check_flow_kernel(final_kernel: Callable) -> None:
         )
         if sp.simplify(expr - sp.sqrt(lam0**2 - 4 * c * (r0 + y) ** 2)) == 0:
             hint = (
-                "You let z go to 0, but gradient flow converges to z = y (r = 0): the invariant "
+                "You let z go to 0, but gradient flow converges to z = y (r = 0): the "
+                "invariant "
                 "lam^2 - 4 c z^2 takes the value lam_inf^2 - 4 c y^2 at the end."
             )
         elif sp.simplify(expr - (lam0 - 2 * c * ((r0 + y) ** 2 - y**2) / lam0)) == 0:
@@ -237,11 +260,13 @@ def check_flow_kernel(final_kernel: Callable) -> None:
             )
         elif sp.simplify(expr - lam0) == 0:
             hint = (
-                "Under gradient flow the kernel does move (by O(c)); only lam^2 - 4 c z^2 is "
+                "Under gradient flow the kernel does move (by O(c)); only lam^2 - 4 c "
+                "z^2 is "
                 "conserved."
             )
         raise ExerciseCheckError(
-            f"{what} is not the kernel at the end of gradient flow: at {_point_text(symbols, point)} "
+            f"{what} is not the kernel at the end of gradient flow: at "
+            f"{_point_text(symbols, point)} "
             f"it gives {got:.8g}, the flow ends at {want:.8g}. {hint}"
         )
     for point in points[:2]:  # numeric spot check: the truth against an ODE solver
@@ -249,10 +274,12 @@ def check_flow_kernel(final_kernel: Callable) -> None:
             float(_at(expr, symbols, point)),
             _flow_final_kernel_ode(*point),
             rtol=1e-8,
-            what=f"the kernel at the end of the integrated flow, {_point_text(symbols, point)}",
+            what="the kernel at the end of the integrated flow, "
+            f"{_point_text(symbols, point)}",
         )
     return passed(
-        "gradient flow conserves lam^2 - 4 c z^2, so lam_inf = sqrt(lam0^2 - 4c(z0^2 - y^2))."
+        "gradient flow conserves lam^2 - 4 c z^2, so lam_inf = sqrt(lam0^2 - 4c(z0^2 - "
+        "y^2))."
     )
 
 
@@ -268,7 +295,9 @@ def _quadratic_test_net():
 
 @jax.jit
 def _dense_taylor_terms(p0, p, x):
-    """f(p0, x), J(x) d and d^T H(x) d for the test network, with the Jacobian and Hessian formed."""
+    """f(p0, x), J(x) d and d^T H(x) d for the test network, with the Jacobian and
+    Hessian formed.
+    """
     net = _quadratic_test_net()
     flat0, unravel = ravel_pytree(p0)
     delta = ravel_pytree(p)[0] - flat0
@@ -282,11 +311,12 @@ def _dense_taylor_terms(p0, p, x):
 
 
 def check_quadratic_model(make_quadratic) -> None:
-    """make_quadratic(f, params0) -> f_quad(params, x) must be the 2nd-order Taylor model.
+    """make_quadratic(f, params0) -> f_quad(params, x) must be the 2nd-order Taylor
+    model.
 
     Args:
-        make_quadratic: your function (f, params0) -> f_quad(params, x), the second-order Taylor
-            model of f around params0.
+        make_quadratic: your function (f, params0) -> f_quad(params, x), the
+            second-order Taylor model of f around params0.
 
     Example:
         >>> exercises.ch04.check_quadratic_model(
@@ -307,7 +337,8 @@ def check_quadratic_model(make_quadratic) -> None:
     x = rng.normal(size=(5, 3))
     f_quad = call(make_quadratic, net.apply, p0, what="make_quadratic(f, params0)")
     require_callable(f_quad, what="make_quadratic(f, params0)")
-    # one compilation instead of one per operation; a function that cannot be traced runs as is
+    # one compilation instead of one per operation; a function that cannot be traced
+    # runs as is
     try:
         fq = jax.jit(f_quad)
         got, got0 = fq(p, x), fq(p0, x)
@@ -321,12 +352,14 @@ def check_quadratic_model(make_quadratic) -> None:
         what="f_quad(params, x) on a tanh network",
         rtol=1e-8,
         atol=1e-10,
-        hint="g(s) = f(params0 + s d, x): the model is g(0) + g'(0) + g''(0)/2; get g''(0) by "
+        hint="g(s) = f(params0 + s d, x): the model is g(0) + g'(0) + g''(0)/2; get "
+        "g''(0) by "
         "taking jax.jvp of the function p -> jax.jvp(f(., x), (p,), (d,))[1]",
     )
     compare(got0, value, what="f_quad(params0, x)", rtol=1e-12, atol=1e-12)
     return passed(
-        "your quadratic model agrees with the dense Taylor expansion (Jacobian and Hessian)."
+        "your quadratic model agrees with the dense Taylor expansion (Jacobian and "
+        "Hessian)."
     )
 
 
@@ -342,7 +375,9 @@ def _ls_problem(seed: int, p: int, n: int):
 
 
 def _least_squares_minimizer(phi, psi, y, eps, start):
-    """argmin (1/2) sum_a (z_a - y_a)^2, z_a = Phi_a^T th + (eps/2) th^T Psi_a th, by Newton."""
+    """argmin (1/2) sum_a (z_a - y_a)^2, z_a = Phi_a^T th + (eps/2) th^T Psi_a th, by
+    Newton.
+    """
     th = start.copy()
     for _ in range(40):
         res = phi.T @ th + 0.5 * eps * np.einsum("i,aij,j->a", th, psi, th) - y
@@ -353,9 +388,10 @@ def _least_squares_minimizer(phi, psi, y, eps, start):
 
 
 def check_least_squares_correction(theta_i_least_squares: Callable) -> None:
-    """theta_i_least_squares(phi, psi, y) -> theta^I for p < n, where the linear least-squares
-    fit theta^F leaves residuals: theta* = theta^F + eps theta^I + O(eps^2) minimizes
-    (1/2) sum_a (Phi_a^T theta + (eps/2) theta^T Psi_a theta - y_a)^2.
+    """theta_i_least_squares(phi, psi, y) -> theta^I for p < n, where the linear
+    least-squares fit theta^F leaves residuals: theta* = theta^F + eps theta^I +
+    O(eps^2) minimizes (1/2) sum_a (Phi_a^T theta + (eps/2) theta^T Psi_a theta -
+    y_a)^2.
 
     Args:
         theta_i_least_squares: your function (phi, psi, y) -> theta^I.
@@ -370,7 +406,10 @@ def check_least_squares_correction(theta_i_least_squares: Callable) -> None:
     require_callable(theta_i_least_squares, what="theta_i_least_squares")
     for seed, p, n in [(3, 3, 6), (4, 5, 9)]:
         phi, psi, y = _ls_problem(seed, p, n)
-        what = f"theta_i_least_squares(phi, psi, y) with p = {p} parameters, n = {n} examples"
+        what = (
+            f"theta_i_least_squares(phi, psi, y) with p = {p} parameters, n = {n} "
+            "examples"
+        )
         got = call_numeric(
             theta_i_least_squares, phi.copy(), psi.copy(), y.copy(), what=what
         )
@@ -383,15 +422,18 @@ def check_least_squares_correction(theta_i_least_squares: Callable) -> None:
         q = np.einsum("i,aij,j->a", theta_f, psi, theta_f)
         interpolating = -np.linalg.solve(phi @ phi.T, phi @ (q / 2))
         hint = (
-            "set the gradient sum_a (Phi_a + eps Psi_a theta) r_a(theta) to zero and collect "
+            "set the gradient sum_a (Phi_a + eps Psi_a theta) r_a(theta) to zero and "
+            "collect "
             "the terms of order eps"
         )
         if np.shape(got) == expected.shape and np.allclose(
             got, interpolating, rtol=1e-6
         ):
             hint = (
-                "this is the formula for a model that interpolates; here the linear fit leaves "
-                "residuals r^F = Phi^T theta^F - y, and the first-order condition keeps the term "
+                "this is the formula for a model that interpolates; here the linear "
+                "fit leaves "
+                "residuals r^F = Phi^T theta^F - y, and the first-order condition "
+                "keeps the term "
                 "sum_a r^F_a Psi_a theta^F"
             )
         compare(
@@ -403,5 +445,6 @@ def check_least_squares_correction(theta_i_least_squares: Callable) -> None:
             hint=hint,
         )
     return passed(
-        "your theta^I matches the minimizer of the quadratic model to first order in eps."
+        "your theta^I matches the minimizer of the quadratic model to first order in "
+        "eps."
     )

@@ -20,7 +20,9 @@ def check_regression(X: ArrayLike, y: ArrayLike) -> tuple[jax.Array, jax.Array]:
 
 
 def check_run_length(steps: int, burn_in: int) -> tuple[int, int]:
-    """``steps`` >= 1 and 0 <= ``burn_in`` < ``steps`` (a time average needs a step after burn-in)."""
+    """``steps`` >= 1 and 0 <= ``burn_in`` < ``steps`` (a time average needs a step
+    after burn-in).
+    """
     n_steps = check_positive_int(steps, name="steps")
     n_burn = check_positive_int(burn_in, name="burn_in", minimum=0)
     if n_burn >= n_steps:
