@@ -1,10 +1,16 @@
-"""No public lecturekit function mutates its inputs.
+"""No public lecturekit function mutates its inputs, and none compiles twice.
 
 Every function of ``validation_cases.CASES`` is called once with its valid arguments
 (writable NumPy arrays, parameters as nested lists and dicts); afterwards every argument must
 be exactly as before: array values, dtypes and shapes, and the structure of lists, dicts and
 tuples. This also checks that each valid call succeeds. These calls compile small JAX programs,
 which is why they live apart from the fast validation tests.
+
+Then the same call is made twice more: it must compile nothing new (compilations counted
+with ``jax.monitoring``'s backend-compile event). A function that builds and jits a new
+closure on every call, or bakes its data into the program as constants of a fresh closure,
+compiles again each time and fails here; tests/test_compile_once.py covers the training
+entries with their options.
 """
 
 from __future__ import annotations
@@ -13,7 +19,18 @@ from typing import Any
 
 import numpy as np
 import pytest
+from jax import monitoring
 from validation_cases import CASES
+
+_COMPILES = [0]
+
+
+def _count(event: str, duration: float, **kwargs) -> None:
+    if event == "/jax/core/compile/backend_compile_duration":
+        _COMPILES[0] += 1
+
+
+monitoring.register_event_duration_secs_listener(_count)
 
 
 def _snapshot(value: Any) -> Any:
@@ -56,3 +73,22 @@ def test_valid_call_mutates_nothing(spec_case):
             spec_case.cleanup()
     for name, value in before.items():
         assert _same(value, kwargs[name]), f"{spec_case.name} changed its argument {name}"
+
+
+@pytest.mark.parametrize("spec_case", [c for c in CASES if c.smoke], ids=lambda c: c.name)
+def test_a_repeated_call_compiles_nothing(spec_case):
+    """The second and third identical calls reuse what the first one compiled."""
+    kwargs = spec_case.valid()
+    counts = []
+    try:
+        for _ in range(3):
+            start = _COMPILES[0]
+            spec_case.fn(**kwargs)
+            counts.append(_COMPILES[0] - start)
+    finally:
+        if spec_case.cleanup:
+            spec_case.cleanup()
+    assert counts[1:] == [0, 0], (
+        f"{spec_case.name} compiled {counts} programs in three identical calls: "
+        "jit a module-level function (options static, data traced), not a new closure"
+    )
