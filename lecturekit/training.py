@@ -257,8 +257,9 @@ class StochasticGradient(_Stateless):
     Step t takes theta <- theta - lr grad L_t(theta) with L_t the square loss
     (:func:`square_loss`) of ``f`` on ``batch`` distinct examples drawn uniformly (all
     of them when ``batch`` = n) and targets y_i + label_noise noise[t, i]; the batch
-    comes from ``jax.random.choice`` with ``key`` folded by t. The gradient of the full
-    loss that :func:`descend` hands over is not used (it only records the clean loss).
+    comes from :func:`lecturekit.sampling.choice_without_replacement` with ``key``
+    folded by t. The gradient of the full loss that :func:`descend` hands over is not
+    used (it only records the clean loss).
     The rule of :func:`stochastic_descend`. Stateless.
 
     Attributes:
@@ -293,8 +294,8 @@ class StochasticGradient(_Stateless):
         idx = (
             None
             if full
-            else jax.random.choice(
-                jax.random.fold_in(self.key, step), n, (self.batch,), replace=False
+            else _sampling.choice_without_replacement(
+                jax.random.fold_in(self.key, step), n, self.batch
             )
         )
 
@@ -612,7 +613,8 @@ def stochastic_descend(
     lr^2 (sigma^2/n) times the Gauss-Newton Hessian of L. ``losses`` records the clean
     loss L before every step and after the last.
 
-    Randomness: the batches come from ``jax.random.choice`` with keys folded from ``key``
+    Randomness: the batches come from
+    :func:`lecturekit.sampling.choice_without_replacement` with keys folded from ``key``
     by the step number; the label noise from one draw of
     :func:`lecturekit.sampling.standard_normal` ((steps, b) numbers, held in memory: keep
     steps * b moderate). Pure and traceable like :func:`descend`: ``vmap`` it over keys for

@@ -220,7 +220,7 @@ def _fdr_run(key, X, y, center, lr, b, steps, burn_in, chains):
     m = X.shape[0]
 
     def step(theta, k):
-        mask = jax.random.bernoulli(k, b / m, (chains, m)).astype(X.dtype)
+        mask = _sampling.bernoulli(k, b / m, (chains, m)).astype(X.dtype)
         return theta - lr * ((mask * (theta @ X.T - y)) @ X) / b
 
     def observe(theta):
@@ -363,7 +363,7 @@ def circle_sgd_occupation(
 @partial(jax.jit, static_argnames=("steps", "burn_in", "chains"))
 def _circle_run(key, kappa, lr, label_sd, tilt_sd, steps, burn_in, chains):
     k_init, k_run = jax.random.split(key)
-    th0 = jax.random.uniform(k_init, (chains,), minval=-jnp.pi, maxval=jnp.pi)
+    th0 = _sampling.uniform(k_init, chains, minval=-jnp.pi, maxval=jnp.pi)
 
     def step(th, xi):
         mean, sd = _circle_step_params(th, kappa, lr, label_sd, tilt_sd)
@@ -667,10 +667,10 @@ def two_speed_walk_occupation(
 @partial(jax.jit, static_argnames=("n", "walkers", "steps", "burn_in", "slow", "fast"))
 def _walk_run(key, n, walkers, steps, burn_in, slow, fast):
     k_init, k_run = jax.random.split(key)
-    pos0 = jax.random.randint(k_init, (walkers,), 0, 2 * n)
+    pos0 = _sampling.randint(k_init, walkers, 0, 2 * n)
 
     def step(pos, k):
-        sign = 2 * jax.random.bernoulli(k, 0.5, (walkers,)).astype(pos.dtype) - 1
+        sign = 2 * _sampling.bernoulli(k, 0.5, walkers).astype(pos.dtype) - 1
         return jnp.mod(pos + sign * jnp.where(pos < n, slow, fast), 2 * n)
 
     keys = jax.random.split(k_run, steps)
