@@ -916,9 +916,7 @@ def relu_output_mixture(
     depth = check_positive_int(depth, name="depth")
     count = check_positive_int(count, name="count")
     k1 = check_real(k1, name="k1", positive=True)
-    u = np.asarray(
-        jax.random.uniform(key, ((2 * depth + 1) * count,), dtype=jnp.float64)
-    )
+    u = np.asarray(_sampling.uniform(key, ((2 * depth + 1) * count,), jnp.float64))
     u = u.reshape(2 * depth + 1, count)
     active = scipy.stats.binom.ppf(u[:depth], n, 0.5)
     chi2 = np.where(

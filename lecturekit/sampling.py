@@ -1,4 +1,4 @@
-"""Random draws: the one normal sampler of lecturekit.
+"""Random draws: every random number of lecturekit comes from this module.
 
 Every random normal number in lecturekit (initializations of networks, probe vectors of
 Lanczos and Hutchinson, synthetic data) comes from :func:`standard_normal`. It reads a
@@ -18,12 +18,18 @@ Lanczos and Hutchinson, synthetic data) comes from :func:`standard_normal`. It r
 
 Under a JAX transformation (a traced key inside ``jit`` or ``vmap``) the same numbers are
 produced by one vectorized program of the enclosing computation.
+
+The other laws the library draws are thin, checked front ends of ``jax.random`` with the
+same key and arguments (so the same numbers as the direct call): :func:`uniform`,
+:func:`bernoulli`, :func:`randint` and :func:`choice_without_replacement`. Unlike
+:func:`standard_normal` they are not prefix stable; they work on concrete and traced
+keys alike.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -31,9 +37,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._validation import check_key, check_positive_int
+from ._validation import check_key, check_positive_int, check_real, is_traced
 
-__all__ = ["standard_normal", "standard_normal_host"]
+__all__ = [
+    "standard_normal",
+    "standard_normal_host",
+    "uniform",
+    "bernoulli",
+    "randint",
+    "choice_without_replacement",
+]
 
 CHUNK = 1 << 15
 """Numbers per chunk of the stream (fixed: changing it changes every draw)."""
@@ -180,3 +193,171 @@ def standard_normal_host(
     shape = _check_shape(shape)
     dtype = _check_dtype(dtype)
     return _flat(key, math.prod(shape), dtype).reshape(shape)
+
+
+def _check_bounds(minval: Any, maxval: Any, check: Callable) -> tuple[Any, Any]:
+    """Concrete bounds checked by ``check`` and ordered (minval < maxval); traced kept."""
+    if not is_traced(minval):
+        minval = check(minval, name="minval")
+    if not is_traced(maxval):
+        maxval = check(maxval, name="maxval")
+    if not (is_traced(minval) or is_traced(maxval)) and minval >= maxval:
+        raise ValueError(
+            f"minval must be < maxval, got minval = {minval} and maxval = {maxval}"
+        )
+    return minval, maxval
+
+
+def _check_int(value: Any, *, name: str) -> int:
+    """An integer (of any sign)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    return int(value)
+
+
+def uniform(
+    key: jax.Array,
+    shape: int | Sequence[int],
+    dtype: Any = None,
+    *,
+    minval: float | jax.Array = 0.0,
+    maxval: float | jax.Array = 1.0,
+) -> jax.Array:
+    """I.i.d. uniform numbers on [minval, maxval): ``jax.random.uniform`` checked.
+
+    Exactly ``jax.random.uniform(key, shape, dtype, minval, maxval)`` (same numbers);
+    the draw depends on the shape, not only on its size (no prefix stability).
+
+    Args:
+        key: a single JAX PRNG key.
+        shape: the shape of the result, a sequence of integers >= 0 (or one integer).
+        dtype: a floating dtype; ``None`` means JAX's default float.
+        minval: the lower end, a real number (or a traced scalar).
+        maxval: the upper end, > minval (or a traced scalar).
+
+    Returns:
+        A JAX array of that shape and dtype.
+
+    Raises:
+        TypeError: ``key`` not a single PRNG key, ``shape`` not a sequence of integers,
+            ``dtype`` not floating or a bound not a real number.
+        ValueError: a negative entry of ``shape``, a bound not finite or
+            minval >= maxval.
+
+    Example:
+        >>> from lecturekit import sampling
+        >>> key = jax.random.key(0)
+        >>> u = sampling.uniform(key, (2, 3), minval=-1.0, maxval=1.0)
+        >>> u.shape, bool(jnp.all((-1 <= u) & (u < 1)))
+        ((2, 3), True)
+        >>> bool(jnp.array_equal(u, jax.random.uniform(key, (2, 3), minval=-1.0,
+        ...                                            maxval=1.0)))
+        True
+    """
+    check_key(key)
+    shape = _check_shape(shape)
+    dtype = _check_dtype(dtype)
+    minval, maxval = _check_bounds(minval, maxval, check_real)
+    return jax.random.uniform(key, shape, dtype, minval, maxval)
+
+
+def bernoulli(
+    key: jax.Array, p: float | jax.Array, shape: int | Sequence[int]
+) -> jax.Array:
+    """I.i.d. Bernoulli(p) booleans (True with probability p): ``jax.random.bernoulli``.
+
+    Exactly ``jax.random.bernoulli(key, p, shape)`` (same numbers). A traced ``p``
+    (inside ``jit`` or ``vmap``) is not checked.
+
+    Args:
+        key: a single JAX PRNG key.
+        p: the probability of True, in [0, 1] (or a traced scalar).
+        shape: the shape of the result, a sequence of integers >= 0 (or one integer).
+
+    Returns:
+        A boolean JAX array of that shape.
+
+    Raises:
+        TypeError: ``key`` not a single PRNG key, ``p`` not a real number or ``shape``
+            not a sequence of integers.
+        ValueError: ``p`` outside [0, 1] or a negative entry of ``shape``.
+
+    Example:
+        >>> from lecturekit import sampling
+        >>> coins = sampling.bernoulli(jax.random.key(0), 0.5, (4,))
+        >>> coins.dtype, coins.shape
+        (dtype('bool'), (4,))
+        >>> sampling.bernoulli(jax.random.key(0), 1.0, 3).tolist()
+        [True, True, True]
+    """
+    check_key(key)
+    if not is_traced(p):
+        p = check_real(p, name="p", nonnegative=True, at_most=1.0)
+    return jax.random.bernoulli(key, p, _check_shape(shape))
+
+
+def randint(
+    key: jax.Array, shape: int | Sequence[int], minval: int, maxval: int
+) -> jax.Array:
+    """I.i.d. integers uniform on {minval, ..., maxval - 1}: ``jax.random.randint``.
+
+    Exactly ``jax.random.randint(key, shape, minval, maxval)`` (same numbers, JAX's
+    default integer dtype).
+
+    Args:
+        key: a single JAX PRNG key.
+        shape: the shape of the result, a sequence of integers >= 0 (or one integer).
+        minval: the smallest value, an integer.
+        maxval: one past the largest value, an integer > minval.
+
+    Returns:
+        An integer JAX array of that shape.
+
+    Raises:
+        TypeError: ``key`` not a single PRNG key, ``shape`` not a sequence of integers
+            or a bound not an integer.
+        ValueError: a negative entry of ``shape`` or minval >= maxval.
+
+    Example:
+        >>> from lecturekit import sampling
+        >>> k = sampling.randint(jax.random.key(0), (5,), 0, 3)
+        >>> k.shape, bool(jnp.all((0 <= k) & (k < 3)))
+        ((5,), True)
+    """
+    check_key(key)
+    shape = _check_shape(shape)
+    minval, maxval = _check_bounds(minval, maxval, _check_int)
+    return jax.random.randint(key, shape, minval, maxval)
+
+
+def choice_without_replacement(key: jax.Array, n: int, size: int) -> jax.Array:
+    """``size`` distinct indices drawn uniformly from {0, ..., n - 1}, in random order.
+
+    Exactly ``jax.random.choice(key, n, (size,), replace=False)`` (same numbers): a
+    uniformly random subset of ``size`` of the n indices, e.g. a mini-batch or the
+    support of a sparse vector.
+
+    Args:
+        key: a single JAX PRNG key.
+        n: the number of indices to choose from, an int >= 1.
+        size: how many to choose, an int with 0 <= size <= n.
+
+    Returns:
+        An integer JAX array of shape (size,), entries distinct.
+
+    Raises:
+        TypeError: ``key`` not a single PRNG key, ``n`` or ``size`` not an integer.
+        ValueError: n < 1, size < 0 or size > n.
+
+    Example:
+        >>> from lecturekit import sampling
+        >>> idx = sampling.choice_without_replacement(jax.random.key(0), 10, 4)
+        >>> idx.shape, len(set(idx.tolist())), bool(jnp.all((0 <= idx) & (idx < 10)))
+        ((4,), 4, True)
+    """
+    check_key(key)
+    n = check_positive_int(n, name="n")
+    size = check_positive_int(size, name="size", minimum=0)
+    if size > n:
+        raise ValueError(f"size must be <= n = {n}, got {size}")
+    return jax.random.choice(key, n, (size,), replace=False)

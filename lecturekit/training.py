@@ -79,6 +79,7 @@ __all__ = [
     "GradientStep",
     "NoisyGradient",
     "StochasticGradient",
+    "BernoulliBatchGradient",
     "descend",
     "noisy_descend",
     "stochastic_descend",
@@ -257,8 +258,9 @@ class StochasticGradient(_Stateless):
     Step t takes theta <- theta - lr grad L_t(theta) with L_t the square loss
     (:func:`square_loss`) of ``f`` on ``batch`` distinct examples drawn uniformly (all
     of them when ``batch`` = n) and targets y_i + label_noise noise[t, i]; the batch
-    comes from ``jax.random.choice`` with ``key`` folded by t. The gradient of the full
-    loss that :func:`descend` hands over is not used (it only records the clean loss).
+    comes from :func:`lecturekit.sampling.choice_without_replacement` with ``key``
+    folded by t. The gradient of the full loss that :func:`descend` hands over is not
+    used (it only records the clean loss).
     The rule of :func:`stochastic_descend`. Stateless.
 
     Attributes:
@@ -293,14 +295,67 @@ class StochasticGradient(_Stateless):
         idx = (
             None
             if full
-            else jax.random.choice(
-                jax.random.fold_in(self.key, step), n, (self.batch,), replace=False
+            else _sampling.choice_without_replacement(
+                jax.random.fold_in(self.key, step), n, self.batch
             )
         )
 
         def batch_loss(p):
             xb, yb = (self.x, self.y) if full else (self.x[idx], self.y[idx])
             return square_loss(self.f(p, xb), yb + self.label_noise * self.noise[step])
+
+        g = jax.grad(batch_loss)(params)
+        return jax.tree_util.tree_map(lambda a, gg: a - lr * gg, params, g), state
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class BernoulliBatchGradient(_Stateless):
+    """A Bernoulli mini-batch gradient: each example in the batch independently.
+
+    Step t takes theta <- theta - lr grad L^B_t(theta) with
+
+        L^B_t(theta) = (1/2b) sum_i M_{t,i} (f(theta, x)_i - y_i)^2,
+
+    M_{t,i} i.i.d. Bernoulli(b/n) over the entries i of the output f(theta, x) (n =
+    ``x.shape[0]`` examples, b = ``batch`` the expected batch size), drawn by
+    :func:`lecturekit.sampling.bernoulli` from ``keys[t]`` in the shape of the output.
+    The mean over M of L^B_t is :func:`square_loss` (f(theta, x), y), so this is
+    unbiased SGD (Yaida's fluctuation--dissipation setting, Chapter 5). An output with a
+    leading axis of independent copies, shape (c, n) (e.g. ``theta`` of shape (c, p)
+    and f = theta @ x.T), sums the copies' batch losses: c independent chains in one
+    run, one (c, n) draw per step. The gradient :func:`descend` hands over is not used
+    (it only records its loss). Stateless.
+
+    Attributes:
+        x: inputs (n, d).
+        y: targets (n,), broadcast against the output.
+        keys: (steps,) PRNG keys, keys[t] for step t.
+        batch: the expected batch size b, in (0, n] (a float or a traced scalar).
+        f: the model f(params, x); static.
+
+    Example:
+        >>> from lecturekit import training
+        >>> rule = training.BernoulliBatchGradient(jnp.eye(2), jnp.ones(2),
+        ...     jax.random.split(jax.random.key(0), 1), 2.0, lambda w, x: x @ w)
+        >>> rule.update(None, (), jnp.zeros(2), 1.0, 0)[0].tolist()   # p = 1: all in
+        [0.5, 0.5]
+    """
+
+    x: jax.Array
+    y: jax.Array
+    keys: jax.Array
+    batch: float | jax.Array
+    f: Callable = field(metadata=dict(static=True))
+
+    def update(self, grads, state, params, lr, step):
+        """(params - lr grad L^B_step(params), state); ``grads`` is not used."""
+        shape = jax.eval_shape(self.f, params, self.x).shape
+        p = self.batch / self.x.shape[0]
+        mask = _sampling.bernoulli(self.keys[step], p, shape).astype(self.x.dtype)
+
+        def batch_loss(q):
+            return 0.5 * jnp.sum(mask * (self.f(q, self.x) - self.y) ** 2) / self.batch
 
         g = jax.grad(batch_loss)(params)
         return jax.tree_util.tree_map(lambda a, gg: a - lr * gg, params, g), state
@@ -612,7 +667,8 @@ def stochastic_descend(
     lr^2 (sigma^2/n) times the Gauss-Newton Hessian of L. ``losses`` records the clean
     loss L before every step and after the last.
 
-    Randomness: the batches come from ``jax.random.choice`` with keys folded from ``key``
+    Randomness: the batches come from
+    :func:`lecturekit.sampling.choice_without_replacement` with keys folded from ``key``
     by the step number; the label noise from one draw of
     :func:`lecturekit.sampling.standard_normal` ((steps, b) numbers, held in memory: keep
     steps * b moderate). Pure and traceable like :func:`descend`: ``vmap`` it over keys for

@@ -97,3 +97,49 @@ def test_standard_normal_host_is_the_same_draw_on_the_host():
     np.testing.assert_array_equal(host, np.asarray(sampling.standard_normal(key, (3, 5))))
     traced = jax.jit(lambda k: sampling.standard_normal_host(k, (3, 5)))(key)
     np.testing.assert_array_equal(np.asarray(traced), host)
+
+
+def test_the_other_laws_are_jax_random_with_the_same_key_and_arguments():
+    cases = [
+        (sampling.uniform(KEY, (3, 4)), jax.random.uniform(KEY, (3, 4))),
+        (sampling.uniform(KEY, 5, jnp.float32, minval=-jnp.pi, maxval=jnp.pi),
+         jax.random.uniform(KEY, (5,), jnp.float32, minval=-jnp.pi, maxval=jnp.pi)),
+        (sampling.bernoulli(KEY, 0.3, (2, 7)), jax.random.bernoulli(KEY, 0.3, (2, 7))),
+        (sampling.randint(KEY, 6, -2, 9), jax.random.randint(KEY, (6,), -2, 9)),
+        (sampling.choice_without_replacement(KEY, 10, 4), jax.random.choice(KEY, 10, (4,), replace=False)),
+    ]
+    for ours, theirs in cases:
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_the_other_laws_on_traced_keys_and_their_ranges():
+    keys = jax.random.split(KEY, 3)
+    u = jax.vmap(lambda k: sampling.uniform(k, 4, minval=2.0, maxval=3.0))(keys)
+    assert u.shape == (3, 4) and bool(jnp.all((2 <= u) & (u < 3)))
+    np.testing.assert_array_equal(u[1], sampling.uniform(keys[1], 4, minval=2.0, maxval=3.0))
+    # a traced probability (a batch fraction inside jit) is passed through unchecked
+    coins = jax.jit(lambda k, p: sampling.bernoulli(k, p, 1000))(KEY, 0.25)
+    assert 150 < int(coins.sum()) < 350
+    idx = jax.jit(lambda k: sampling.choice_without_replacement(k, 20, 20))(KEY)
+    assert sorted(idx.tolist()) == list(range(20))
+    r = sampling.randint(KEY, 500, 0, 3)
+    assert set(r.tolist()) == {0, 1, 2}
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: sampling.uniform(KEY, 3, minval=1.0, maxval=1.0), ValueError, "minval must be < maxval"),
+        (lambda: sampling.uniform(KEY, 3, jnp.int32), TypeError, "dtype"),
+        (lambda: sampling.bernoulli(KEY, 1.5, 3), ValueError, "p must be <= 1"),
+        (lambda: sampling.bernoulli(KEY, -0.1, 3), ValueError, "p must be >= 0"),
+        (lambda: sampling.randint(KEY, 3, 2, 2), ValueError, "minval must be < maxval"),
+        (lambda: sampling.randint(KEY, 3, 0.0, 2), TypeError, "minval must be an integer"),
+        (lambda: sampling.choice_without_replacement(KEY, 3, 4), ValueError, "size must be <= n = 3"),
+        (lambda: sampling.choice_without_replacement(jnp.zeros(2), 3, 2), TypeError, "key"),
+    ],
+)
+def test_the_other_laws_name_the_bad_argument(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

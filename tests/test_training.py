@@ -400,3 +400,31 @@ def test_stochastic_descend_bad_inputs():
     with pytest.raises(TypeError, match="key"):
         training.stochastic_descend(_linear_model, jnp.zeros(2), x, y, lr=0.1, steps=5,
                                     key=0)
+
+
+def test_bernoulli_batch_steps_are_the_documented_masked_gradient_on_stacked_chains():
+    # three chains stacked as the rows of theta, f = theta @ x.T: every step is
+    # theta - lr (M * (theta x^T - y)) x / b with M the sampler's (3, n) Bernoulli(b/n) draw
+    from lecturekit import sampling
+
+    x, y = _data(n=5, d=2, seed=4)
+    b, lr, steps = 2.0, 0.1, 4
+    keys = jax.random.split(jax.random.key(3), steps)
+    rule = training.BernoulliBatchGradient(jnp.asarray(x), jnp.asarray(y), keys, b,
+                                           lambda th, xx: th @ xx.T)
+    theta0 = jnp.asarray(np.random.default_rng(0).normal(size=(3, 2)))
+    run = training.descend(lambda th: 0.0 * jnp.sum(th), theta0, lr=lr, steps=steps,
+                           update=rule)
+    theta = np.asarray(theta0)
+    for t in range(steps):
+        mask = np.asarray(sampling.bernoulli(keys[t], b / 5, (3, 5)), dtype=float)
+        theta = theta - lr * ((mask * (theta @ x.T - y)) @ x) / b
+    np.testing.assert_allclose(run.final_params, theta, rtol=1e-12)
+    # unbiased: the mean step over 400 keys is the full-batch gradient step (4 s.e.)
+    one = jax.vmap(lambda k: training.BernoulliBatchGradient(
+        jnp.asarray(x), jnp.asarray(y), k[None], b, lambda th, xx: xx @ th).update(
+        None, (), theta0[0], lr, 0)[0])
+    draws = np.asarray(one(jax.random.split(jax.random.key(5), 400)))
+    gd = theta0[0] - lr * x.T @ (x @ theta0[0] - y) / 5
+    se = draws.std(0) / np.sqrt(400)
+    assert np.all(np.abs(draws.mean(0) - gd) < 4 * se), (draws.mean(0), gd, se)

@@ -646,11 +646,10 @@ def sparse_regression_problem(
         )
     k_x, k_supp, k_sign, k_mag = jax.random.split(key, 4)
     X = _sampling.standard_normal(k_x, (n_, d_))
-    support = jax.random.choice(k_supp, d_, (k_,), replace=False)
-    signs = jnp.where(jax.random.bernoulli(k_sign, 0.5, (k_,)), 1.0, -1.0)
-    beta = (
-        jnp.zeros(d_).at[support].set(signs * (0.5 + jax.random.uniform(k_mag, (k_,))))
-    )
+    support = _sampling.choice_without_replacement(k_supp, d_, k_)
+    signs = jnp.where(_sampling.bernoulli(k_sign, 0.5, k_), 1.0, -1.0)
+    magnitudes = 0.5 + _sampling.uniform(k_mag, k_)
+    beta = jnp.zeros(d_).at[support].set(signs * magnitudes)
     return SparseProblem(X, X @ beta, beta)
 
 

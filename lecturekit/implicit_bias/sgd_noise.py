@@ -15,10 +15,11 @@ computed exactly or in a continuum limit:
   :func:`two_speed_expected_occupation` (the exact mean of the simulation's estimate).
 
 The losses are means over examples, :math:`\mathcal L = \frac1{2m}\sum_k (x_k\cdot\theta - y_k)^2`
-(the normalization of :func:`lecturekit.training.square_loss`). These chains are
-stochastic (a fresh random batch or noise at every step), so they are not gradient
-descent and do not go through :func:`lecturekit.training.descend`; they share one
-time-averaging loop (``_time_average_sums``).
+(the normalization of :func:`lecturekit.training.square_loss`). The SGD chains of the
+fluctuation--dissipation relations run on :func:`lecturekit.training.descend` with the
+:class:`lecturekit.training.BernoulliBatchGradient` rule (all chains in one run), their
+time averages read off its records. The circle chains and the walk take no gradient;
+they share one time-averaging loop (``_time_average_sums``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from .. import sampling as _sampling
+from .. import training as _training
 from .._validation import as_float_array, check_key, check_positive_int, check_real
 from ._checks import check_regression, check_run_length
 
@@ -215,13 +217,24 @@ def sgd_least_squares_fdr(
     return _fdr_run(key, Xa, ya, c, eta, b, n_steps, n_burn, n_chains)
 
 
+def _chain_outputs(theta, X):
+    """The outputs X theta_c of every chain c: theta (chains, n) -> (chains, m)."""
+    return theta @ X.T
+
+
 @partial(jax.jit, static_argnames=("steps", "burn_in", "chains"))
 def _fdr_run(key, X, y, center, lr, b, steps, burn_in, chains):
     m = X.shape[0]
 
-    def step(theta, k):
-        mask = jax.random.bernoulli(k, b / m, (chains, m)).astype(X.dtype)
-        return theta - lr * ((mask * (theta @ X.T - y)) @ X) / b
+    def loss(theta):  # the chains' full-batch losses, summed (only recorded)
+        return 0.5 * jnp.sum((_chain_outputs(theta, X) - y) ** 2) / m
+
+    def run_chains(theta, keys, observe):
+        """The chains (rows of theta), each on its own Bernoulli batches (keys[t])."""
+        rule = _training.BernoulliBatchGradient(X, y, keys, b, _chain_outputs)
+        return _training.descend(
+            loss, theta, lr=lr, steps=len(keys), every=1, observe=observe, update=rule
+        )
 
     def observe(theta):
         r = theta @ X.T - y
@@ -235,14 +248,10 @@ def _fdr_run(key, X, y, center, lr, b, steps, burn_in, chains):
 
     k_burn, k_run = jax.random.split(key)
     theta0 = jnp.broadcast_to(center, (chains, X.shape[1]))
-    sums = _time_average_sums(
-        step,
-        observe,
-        theta0,
-        jax.random.split(k_burn, burn_in),
-        jax.random.split(k_run, steps - burn_in),
-    )
-    return FDRAverages(*(s / (steps - burn_in) for s in sums))
+    burnt = run_chains(theta0, jax.random.split(k_burn, burn_in), None).final_params
+    run = run_chains(burnt, jax.random.split(k_run, steps - burn_in), observe)
+    # the time averages over the states before each run step (the last record is after)
+    return FDRAverages(*(jnp.mean(o[:-1], axis=0) for o in run.observed))
 
 
 # ---------------------------------------------------------------------------------------
@@ -363,7 +372,7 @@ def circle_sgd_occupation(
 @partial(jax.jit, static_argnames=("steps", "burn_in", "chains"))
 def _circle_run(key, kappa, lr, label_sd, tilt_sd, steps, burn_in, chains):
     k_init, k_run = jax.random.split(key)
-    th0 = jax.random.uniform(k_init, (chains,), minval=-jnp.pi, maxval=jnp.pi)
+    th0 = _sampling.uniform(k_init, chains, minval=-jnp.pi, maxval=jnp.pi)
 
     def step(th, xi):
         mean, sd = _circle_step_params(th, kappa, lr, label_sd, tilt_sd)
@@ -667,10 +676,10 @@ def two_speed_walk_occupation(
 @partial(jax.jit, static_argnames=("n", "walkers", "steps", "burn_in", "slow", "fast"))
 def _walk_run(key, n, walkers, steps, burn_in, slow, fast):
     k_init, k_run = jax.random.split(key)
-    pos0 = jax.random.randint(k_init, (walkers,), 0, 2 * n)
+    pos0 = _sampling.randint(k_init, walkers, 0, 2 * n)
 
     def step(pos, k):
-        sign = 2 * jax.random.bernoulli(k, 0.5, (walkers,)).astype(pos.dtype) - 1
+        sign = 2 * _sampling.bernoulli(k, 0.5, walkers).astype(pos.dtype) - 1
         return jnp.mod(pos + sign * jnp.where(pos < n, slow, fast), 2 * n)
 
     keys = jax.random.split(k_run, steps)
