@@ -20,8 +20,8 @@ r = z - y and the tangent kernel lambda = ||grad z||^2:
   (:func:`lecturekit.training.gradient_descent`) on a network or on its quadratic model,
   recording the tangent kernel of the example at every step (a
   :class:`lecturekit.training.KernelObserver`), to test the recursion and to see where
-  real networks leave it; :func:`gd_with_sharpness` records the sharpness lambda_max(nabla^2 L)
-  along a run (the edge of stability).
+  real networks leave it; :func:`gd_with_sharpness` records the sharpness
+  lambda_max(nabla^2 L) along a run (the edge of stability).
 
 Losses are the square loss of :mod:`lecturekit.training`, L = (1/2n) sum_a (f(x_a) - y_a)^2,
 which for the one example of the recursion is L = r^2 / 2.
@@ -398,8 +398,8 @@ class _QuadraticModel:
 
 
 def _kernel_run(f, quadratic, params0, x, y, lr, steps):
-    """training.gradient_descent on the square loss, observing lambda = ||grad f(x_0)||^2
-    (the tangent kernel's first diagonal entry) every step, frozen past DIVERGED."""
+    """training.gradient_descent on the square loss, observing lambda = the tangent
+    kernel's first diagonal entry ||grad f(x_0)||^2 every step, frozen past DIVERGED."""
     model = _QuadraticModel(params0, f) if quadratic else f
     observe = _training.KernelObserver(model, x[:1], diagonal=True)
     with warnings.catch_warnings():  # a divergent run is a result here, not a mistake

@@ -5,7 +5,8 @@ matrix W is stored as (fan_in, fan_out) = (d, m), so hidden unit i has the weigh
 w_i = W[:, i]. Relative changes are Frobenius ratios ||A_1 - A_0||_F / ||A_0||_F. The
 feature kernel of a network at parameters theta is the Gram matrix of its last hidden
 layer, Phi(x_i) . Phi(x_j) / n_L. Training uses the one engine
-:func:`lecturekit.training.gradient_descent` on the square loss (1/2n) sum_i (f(x_i) - y_i)^2 or, with a scale alpha, on the lazy loss
+:func:`lecturekit.training.gradient_descent` on the square loss
+(1/2n) sum_i (f(x_i) - y_i)^2 or, with a scale alpha, on the lazy loss
 :func:`lecturekit.training.lazy_loss`.
 
 * :func:`single_index_data`: Gaussian inputs and the single-index target (<u, x>)^2 - 1;
@@ -333,8 +334,8 @@ def feature_movement(
     Runs :func:`lecturekit.training.gradient_descent` for ``steps`` steps of size
     ``lr`` on the square loss (1/2n) sum_i (f(x_i) - y_i)^2 (``alpha=None``) or on the
     lazy loss (1/alpha^2) L(alpha (f - f_0), y) of
-    :func:`lecturekit.training.lazy_loss`, and returns the relative change of the first-layer weights and of the
-    :func:`feature_kernel` on x.
+    :func:`lecturekit.training.lazy_loss`, and returns the relative change of the
+    first-layer weights and of the :func:`feature_kernel` on x.
 
     Args:
         net: a scalar-output :func:`lecturekit.nets.mlp` network.
@@ -391,7 +392,7 @@ def feature_movement(
 @dataclass(frozen=True)
 class _Centred:
     """The centred model f(params, x) - f(params0, x) as data (params0 a leaf, so
-    training.gradient_descent traces it): L(f - f_0, y) is the lazy loss at alpha = 1."""
+    training.gradient_descent traces it): L(f - f_0, y) is the lazy loss, alpha = 1."""
 
     params0: Any
     f: Callable = field(metadata=dict(static=True))

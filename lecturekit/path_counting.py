@@ -626,7 +626,8 @@ def trained_kernel_change(
     """Train a batch of networks by gradient descent and measure how far each kernel moved.
 
     Every network (leading axis of ``params``, e.g. from ``net.init_many``) runs
-    :func:`lecturekit.training.gradient_descent` on the square loss (1/2n) sum_i (f(x_i) - y_i)^2;
+    :func:`lecturekit.training.gradient_descent` on the square loss
+    (1/2n) sum_i (f(x_i) - y_i)^2;
     its empirical tangent kernel on x is recorded before and after, and the relative change
     is :func:`lecturekit.training.relative_kernel_change`. One compiled program, vmapped
     over the networks.

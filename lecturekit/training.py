@@ -824,7 +824,7 @@ def _fit(static, traced, params, x, y, lr, steps, every, stop_above):
     )
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Observers: what a run records, as data (arrays traced, options static)
 
 
