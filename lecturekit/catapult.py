@@ -17,10 +17,11 @@ r = z - y and the tangent kernel lambda = ||grad z||^2:
 * :func:`classify_regime`, :func:`catapult_peak` and :func:`catapult_duration` turn a
   trajectory into the quantities of the phase diagram (linear, catapult, divergent);
 * :func:`gd_one_point` and :func:`gd_sweep` run gradient descent
-  (:func:`lecturekit.training.descend`) on a network or on its quadratic model, recording the
-  tangent kernel of the example at every step, to test the recursion and to see where real
-  networks leave it; :func:`gd_with_sharpness` records the sharpness lambda_max(nabla^2 L)
-  along a run (the edge of stability).
+  (:func:`lecturekit.training.gradient_descent`) on a network or on its quadratic model,
+  recording the tangent kernel of the example at every step (a
+  :class:`lecturekit.training.KernelObserver`), to test the recursion and to see where
+  real networks leave it; :func:`gd_with_sharpness` records the sharpness
+  lambda_max(nabla^2 L) along a run (the edge of stability).
 
 Losses are the square loss of :mod:`lecturekit.training`, L = (1/2n) sum_a (f(x_a) - y_a)^2,
 which for the one example of the recursion is L = r^2 / 2.
@@ -31,7 +32,9 @@ there, so that a divergent run never produces inf/NaN (which would poison vmappe
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -40,9 +43,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from . import hessian as _hessian
 from . import training as _training
 from ._validation import (
+    NumericalWarning,
     as_float_array,
     as_host_float_array,
     check_key,
@@ -381,35 +384,38 @@ def catapult_duration(lams: ArrayLike, lr: float, *, level: float = 0.5) -> int:
 
 
 # ----------------------------------------------------------------------------- gradient descent
-def _model(f, quadratic, params0):
-    return quadratic_model(f, params0) if quadratic else f
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class _QuadraticModel:
+    """The quadratic model of f around params0 as data: params0 is a pytree leaf, so
+    training.gradient_descent traces it (one compilation for every params0)."""
+
+    params0: Any
+    f: Callable = field(metadata=dict(static=True))
+
+    def __call__(self, params, x):
+        return quadratic_model(self.f, self.params0)(params, x)
 
 
 def _kernel_run(f, quadratic, params0, x, y, lr, steps):
-    """training.descend on the square loss, observing lambda = ||grad f(x_0)||^2 every step."""
-    model = _model(f, quadratic, params0)
-
-    def first_kernel(p):
-        g = jax.grad(lambda q: model(q, x[:1])[0])(p)
-        return sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(g))
-
-    return _training.descend(
-        _training.mse_loss(model, x, y),
-        params0,
-        lr=lr,
-        steps=steps,
-        every=1,
-        observe=first_kernel,
-        stop_above=DIVERGED,
-    )
-
-
-_kernel_run_one = jax.jit(_kernel_run, static_argnames=("f", "quadratic", "steps"))
-
-
-@partial(jax.jit, static_argnames=("f", "quadratic", "steps"))
-def _kernel_run_many(f, quadratic, params0, x, y, lrs, steps):
-    return jax.vmap(lambda lr: _kernel_run(f, quadratic, params0, x, y, lr, steps))(lrs)
+    """training.gradient_descent on the square loss, observing lambda = the tangent
+    kernel's first diagonal entry ||grad f(x_0)||^2 every step, frozen past DIVERGED."""
+    model = _QuadraticModel(params0, f) if quadratic else f
+    observe = _training.KernelObserver(model, x[:1], diagonal=True)
+    with warnings.catch_warnings():  # a divergent run is a result here, not a mistake
+        warnings.simplefilter("ignore", NumericalWarning)
+        run = _training.gradient_descent(
+            model,
+            params0,
+            lr,
+            steps,
+            x=x,
+            y=y,
+            every=1,
+            observe=observe,
+            stop_above=DIVERGED,
+        )
+    return run._replace(observed=run.observed[:, 0])
 
 
 def _check_gd_args(f, params0, x, y, steps):
@@ -472,7 +478,7 @@ def gd_one_point(
     """
     x, y, steps = _check_gd_args(f, params0, x, y, steps)
     lr = check_real(lr, name="lr", positive=True)
-    return _kernel_run_one(f, bool(quadratic), params0, x, y, lr, steps)
+    return _kernel_run(f, bool(quadratic), params0, x, y, lr, steps)
 
 
 def gd_sweep(
@@ -508,7 +514,9 @@ def gd_sweep(
     x, y, steps = _check_gd_args(f, params0, x, y, steps)
     lrs = as_float_array(lrs, name="lrs", ndim=1)
     check_range(lrs, name="lrs", lo=0.0, lo_open=True, what="learning rates")
-    return _kernel_run_many(f, bool(quadratic), params0, x, y, lrs, steps)
+    # vmap of the compiled entry: its one program, batched over the traced lr
+    run = partial(_kernel_run, f, bool(quadratic), params0, x, y, steps=steps)
+    return jax.vmap(run)(lrs)
 
 
 def gd_with_sharpness(
@@ -561,19 +569,7 @@ def gd_with_sharpness(
     every = check_positive_int(every, name="every")
     lanczos_steps = check_positive_int(lanczos_steps, name="lanczos_steps", minimum=2)
     check_key(key)
-    return _sharpness_run(f, params0, x, y, lr, steps, every, key, lanczos_steps)
-
-
-@partial(jax.jit, static_argnames=("f", "steps", "every", "lanczos_steps"))
-def _sharpness_run(f, params0, x, y, lr, steps, every, key, lanczos_steps):
-    loss = _training.mse_loss(f, x, y)
-    return _training.descend(
-        loss,
-        params0,
-        lr=lr,
-        steps=steps,
-        every=every,
-        observe=lambda p: _hessian.top_eigenvalue(
-            loss, p, key=key, steps=lanczos_steps
-        ),
+    observe = _training.SharpnessObserver(f, x, y, key, lanczos_steps)
+    return _training.gradient_descent(
+        f, params0, lr, steps, x=x, y=y, every=every, observe=observe
     )

@@ -4,8 +4,9 @@ Conventions. Networks are :func:`lecturekit.nets.mlp` networks; their first-laye
 matrix W is stored as (fan_in, fan_out) = (d, m), so hidden unit i has the weight vector
 w_i = W[:, i]. Relative changes are Frobenius ratios ||A_1 - A_0||_F / ||A_0||_F. The
 feature kernel of a network at parameters theta is the Gram matrix of its last hidden
-layer, Phi(x_i) . Phi(x_j) / n_L. Training uses the one engine :func:`lecturekit.training.descend`
-on the square loss (1/2n) sum_i (f(x_i) - y_i)^2 or, with a scale alpha, on the lazy loss
+layer, Phi(x_i) . Phi(x_j) / n_L. Training uses the one engine
+:func:`lecturekit.training.gradient_descent` on the square loss
+(1/2n) sum_i (f(x_i) - y_i)^2 or, with a scale alpha, on the lazy loss
 :func:`lecturekit.training.lazy_loss`.
 
 * :func:`single_index_data`: Gaussian inputs and the single-index target (<u, x>)^2 - 1;
@@ -24,6 +25,8 @@ on the square loss (1/2n) sum_i (f(x_i) - y_i)^2 or, with a scale alpha, on the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -328,11 +331,11 @@ def feature_movement(
 ) -> FeatureMovement:
     """Train ``net`` by full-batch gradient descent and measure how far its features moved.
 
-    Runs :func:`lecturekit.training.descend` for ``steps`` steps of size ``lr`` on the
-    square loss (1/2n) sum_i (f(x_i) - y_i)^2 (``alpha=None``) or on the lazy loss
-    (1/alpha^2) L(alpha (f - f_0), y) of :func:`lecturekit.training.lazy_loss`, jitted,
-    and returns the relative change of the first-layer weights and of the
-    :func:`feature_kernel` on x.
+    Runs :func:`lecturekit.training.gradient_descent` for ``steps`` steps of size
+    ``lr`` on the square loss (1/2n) sum_i (f(x_i) - y_i)^2 (``alpha=None``) or on the
+    lazy loss (1/alpha^2) L(alpha (f - f_0), y) of
+    :func:`lecturekit.training.lazy_loss`, and returns the relative change of the
+    first-layer weights and of the :func:`feature_kernel` on x.
 
     Args:
         net: a scalar-output :func:`lecturekit.nets.mlp` network.
@@ -373,7 +376,8 @@ def feature_movement(
     # (1/alpha^2) L(alpha (f - f_0), y) = L(f - f_0, y / alpha): one compiled run serves
     # every alpha (and every step size) of a network; the division is done on the host
     targets = y if alpha is None else np.asarray(y) / alpha
-    run = _movement_run(net, params, x, targets, lr, steps, alpha is not None)
+    model = net.apply if alpha is None else _Centred(params, net.apply)
+    run = _training.gradient_descent(model, params, lr, steps, x=x, y=targets)
     final = run.final_params
     k0, k1 = feature_kernel(net, params, x), feature_kernel(net, final, x)
     return FeatureMovement(
@@ -384,22 +388,17 @@ def feature_movement(
     )
 
 
-@partial(jax.jit, static_argnums=(0, 5, 6))
-def _movement_run(
-    net: _nets.MLP,
-    params: Any,
-    x: jax.Array,
-    y: jax.Array,
-    lr: float,
-    steps: int,
-    centred: bool,
-) -> _training.Trajectory:
-    """Gradient descent on the square loss of f (or of the centred f - f_0), jitted per network."""
-    if centred:
-        loss = _training.lazy_loss(net.apply, params, x, y, alpha=1.0)
-    else:
-        loss = _training.mse_loss(net.apply, x, y)
-    return _training.descend(loss, params, lr=lr, steps=steps)
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class _Centred:
+    """The centred model f(params, x) - f(params0, x) as data (params0 a leaf, so
+    training.gradient_descent traces it): L(f - f_0, y) is the lazy loss, alpha = 1."""
+
+    params0: Any
+    f: Callable = field(metadata=dict(static=True))
+
+    def __call__(self, params, x):
+        return self.f(params, x) - self.f(self.params0, x)
 
 
 class LayerScalings(NamedTuple):
@@ -486,7 +485,7 @@ def lr_sweep(
 
     Draws ``seeds`` networks with :meth:`lecturekit.nets.MLP.init_many` (key, seeds, dtype)
     and trains each from its initialization at every step size of ``lrs`` by full-batch
-    gradient descent (:func:`lecturekit.training.descend`) on the square loss
+    gradient descent (:func:`lecturekit.training.gradient_descent`) on the square loss
     (1/2n) sum_i (f(x_i) - y_i)^2, all runs in one compiled program. A run whose loss
     becomes non-finite or exceeds ``stop_above`` is stopped and reported as +inf (diverged).
 
@@ -555,12 +554,11 @@ def lr_sweep(
 
 @partial(jax.jit, static_argnums=(0, 5, 6, 7))
 def _lr_sweep(net, params, x, y, lrs, steps, stop_above, batch_size):
-    loss = _training.mse_loss(net.apply, x, y)
-
+    # one program for the grid: lax.map over batches of runs of the compiled entry
     def final_loss(run):
         p, lr = run
-        return _training.descend(
-            loss, p, lr=lr, steps=steps, stop_above=stop_above
+        return _training.gradient_descent(
+            net.apply, p, lr, steps, x=x, y=y, stop_above=stop_above
         ).losses[-1]
 
     seeds, r = jax.tree_util.tree_leaves(params)[0].shape[0], lrs.shape[0]

@@ -609,17 +609,15 @@ class TrainedChange(NamedTuple):
     initial_loss: np.ndarray
 
 
-@partial(jax.jit, static_argnums=(0, 5))
-def _train_many(net, params, x, y, lr, steps):
-    observe = _training.ntk_observer(net.apply, x)
-
-    def one(p):
-        loss = lambda q: _training.square_loss(net.apply(q, x), y)
-        run = _training.descend(loss, p, lr=lr, steps=steps, observe=observe)
-        change = _training.relative_kernel_change(run.observed[-1], run.observed[0])
-        return change, run.losses[-1], run.losses[0]
-
-    return jax.vmap(one)(params)
+def _train_one(net, x, y, lr, steps, params):
+    """training.gradient_descent of one network, its tangent kernel on x observed at the
+    start and the end: (kernel change, final loss, initial loss)."""
+    observe = _training.KernelObserver(net.apply, x)
+    run = _training.gradient_descent(
+        net.apply, params, lr, steps, x=x, y=y, observe=observe
+    )
+    change = _training.relative_kernel_change(run.observed[-1], run.observed[0])
+    return change, run.losses[-1], run.losses[0]
 
 
 def trained_kernel_change(
@@ -628,7 +626,8 @@ def trained_kernel_change(
     """Train a batch of networks by gradient descent and measure how far each kernel moved.
 
     Every network (leading axis of ``params``, e.g. from ``net.init_many``) runs
-    :func:`lecturekit.training.descend` on the square loss (1/2n) sum_i (f(x_i) - y_i)^2;
+    :func:`lecturekit.training.gradient_descent` on the square loss
+    (1/2n) sum_i (f(x_i) - y_i)^2;
     its empirical tangent kernel on x is recorded before and after, and the relative change
     is :func:`lecturekit.training.relative_kernel_change`. One compiled program, vmapped
     over the networks.
@@ -665,7 +664,8 @@ def trained_kernel_change(
         )
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps")
-    out = _train_many(net, params, x, y, lr, steps)
+    # vmap of the compiled entry: its one program, batched over the networks
+    out = jax.vmap(partial(_train_one, net, x, y, lr, steps))(params)
     return TrainedChange(*(np.asarray(v, dtype=float) for v in out))
 
 

@@ -5,8 +5,9 @@ once: packed into one parameter vector they share no parameter, so gradient desc
 sum of their losses trains each on its own loss, in one compiled program.
 :func:`shallow` describes such a pack (:class:`Shallow`: its ``apply`` and its closed-form
 tangent kernel ``ntk``), and :func:`shallow_kernel_change` trains it with
-:func:`lecturekit.training.descend` and measures how far every network's tangent kernel
-moves (Delta K), and the part of it carried by units whose pre-activation changes sign.
+:func:`lecturekit.training.gradient_descent` and measures how far every network's
+tangent kernel moves (Delta K), and the part of it carried by units whose pre-activation
+changes sign.
 
 Network r has m_r hidden units and computes, in the NTK parameterization,
 
@@ -33,7 +34,7 @@ from ._validation import (
     check_real,
 )
 from .sampling import standard_normal as _standard_normal
-from .training import _check_sequence, descend, mse_loss
+from .training import _check_sequence, gradient_descent
 
 __all__ = ["Shallow", "shallow", "KernelChange", "shallow_kernel_change"]
 
@@ -298,7 +299,8 @@ def shallow_kernel_change(
     the same labels for all) with step ``lr`` for ``steps`` steps, from ``params`` (the
     dtype of ``params`` is the working precision). Tangent kernels are those of
     :meth:`Shallow.ntk` on the training inputs, at the start and at the end. The run is one
-    call of :func:`lecturekit.training.descend`, compiled once per pack and ``steps``.
+    call of :func:`lecturekit.training.gradient_descent`, compiled once per pack and
+    ``steps``.
 
     Args:
         sh: the :class:`Shallow` pack.
@@ -347,14 +349,14 @@ def shallow_kernel_change(
         )
     lr = check_real(lr, name="lr", positive=True)
     steps = check_positive_int(steps, name="steps")
-    return _shallow_kernel_change(sh, params, x, y, lr, steps)
-
-
-@partial(jax.jit, static_argnums=(0, 5))
-def _shallow_kernel_change(sh, params, x, y, lr, steps):
     targets = jnp.broadcast_to(y[:, None], (x.shape[0], len(sh.widths)))
-    run = descend(mse_loss(sh.apply, x, targets), params, lr=lr, steps=steps)
-    final, losses = run.final_params, run.losses
+    run = gradient_descent(sh.apply, params, lr, steps, x=x, y=targets)
+    return _kernel_change(sh, params, run.final_params, x, run.losses)
+
+
+@partial(jax.jit, static_argnums=0)
+def _kernel_change(sh, params, final, x, losses):
+    """The :class:`KernelChange` of a run from ``params`` to ``final``."""
     signs = lambda p: x[:, :1] * p["w"] + p["b"] > 0
     flipped = jnp.any(signs(params) != signs(final), axis=0)
     # kernels of (start, end) x (all units, flipped units), one traced contraction

@@ -44,7 +44,7 @@ The packed one-hidden-layer networks of Chapter 2 (``shallow``, ``Shallow``,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -54,6 +54,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from . import hessian as _hessian
 from . import nets as _nets
 from . import sampling as _sampling
 from . import tangent as _tangent
@@ -86,6 +87,10 @@ __all__ = [
     "gradient_descent",
     "lazy_loss",
     "ntk_observer",
+    "ParamsObserver",
+    "OutputObserver",
+    "KernelObserver",
+    "SharpnessObserver",
     "relative_kernel_change",
     "ntk_errors",
 ]
@@ -461,7 +466,8 @@ def descend(
         every: observation period, an int >= 1 (default: ``steps``, i.e. observe at the
             start and at the end only).
         observe: a function of the parameters returning any pytree of arrays (a kernel,
-            an output, the parameters themselves), or None.
+            an output, the parameters themselves; e.g. a :class:`KernelObserver`), a
+            tuple or dict of such functions (recorded with that structure), or None.
         stop_above: loss above which the run counts as diverged and stops, or None.
         update: the update rule (default :class:`GradientStep` ()).
 
@@ -481,8 +487,7 @@ def descend(
     """
     _check_loop(loss_fn, params, lr, steps)
     every = max(steps, 1) if every is None else check_positive_int(every, name="every")
-    if observe is not None:
-        check_callable(observe, name="observe", what="a function of params")
+    observe = _recorder(_check_observe(observe))
     if stop_above is not None and not is_traced(stop_above):
         stop_above = check_real(stop_above, name="stop_above")
     rule = GradientStep() if update is None else _check_rule(update)
@@ -736,8 +741,7 @@ def stochastic_descend(
         raise ValueError(
             f"every must divide steps, got every = {every} and steps = {steps}"
         )
-    if observe is not None:
-        check_callable(observe, name="observe", what="a function of params")
+    observe = _recorder(_check_observe(observe))
     return _stochastic_descend(
         f, params, xa, ya, lr, steps, key, b, sigma, every, observe
     )
@@ -790,8 +794,9 @@ def gradient_descent(
 
     The whole run is one jitted program, compiled once per model (or loss), ``steps``,
     ``every``, ``observe`` and ``stop_above``: the data, parameters and ``lr`` are
-    traced. It may itself be called inside ``jit`` or ``vmap`` (the warning is then
-    skipped). A loss that becomes NaN or
+    traced, and so are the arrays inside observers and inside a model that is a pytree
+    (a registered dataclass with a ``__call__``). It may itself be called inside
+    ``jit`` or ``vmap`` (the warning is then skipped). A loss that becomes NaN or
     infinite (``lr`` beyond the stable step) gives a :class:`~lecturekit.NumericalWarning`.
 
     Args:
@@ -802,9 +807,11 @@ def gradient_descent(
         x: training inputs (n, d), model form only.
         y: labels (n,) or (n, k), model form only.
         every: observation period (default ``steps``: the start and the end).
-        observe: function of the parameters recorded every ``every`` steps, e.g.
-            :func:`ntk_observer` (f, x) for the empirical tangent kernel, or
-            ``lambda p: p`` for the parameters.
+        observe: what to record every ``every`` steps: an observer
+            (:class:`KernelObserver`, :class:`SharpnessObserver`,
+            :class:`OutputObserver`, :class:`ParamsObserver`; traced, so new data of
+            the same shapes compiles nothing), a tuple or dict of them (recorded with
+            that structure), or any function of the parameters (static).
         stop_above: see :func:`descend`.
 
     Returns:
@@ -825,8 +832,7 @@ def gradient_descent(
     steps = check_positive_int(steps, name="steps", minimum=0)
     every = max(steps, 1) if every is None else check_positive_int(every, name="every")
     check_params_pytree(params)
-    if observe is not None:
-        check_callable(observe, name="observe", what="a function of params")
+    observe = _check_observe(observe)
     if stop_above is not None and not is_traced(stop_above):
         stop_above = check_real(stop_above, name="stop_above")
     if (x is None) != (y is None):
@@ -846,18 +852,242 @@ def gradient_descent(
         ) from None
     if shape != ():
         raise ValueError(f"{what} must give a scalar loss, got shape {shape}")
-    traj = _fit(f, params, x, y, lr, steps, every, observe, stop_above)
+    # observers and models that carry arrays are traced, plain functions static
+    traced = tuple(v if _is_data(v) else None for v in (f, observe))
+    static = tuple(None if _is_data(v) else v for v in (f, observe))
+    traj = _fit(static, traced, params, x, y, lr, steps, every, stop_above)
     _warn_divergence(traj, lr, stop_above)
     return traj
 
 
-@partial(jax.jit, static_argnums=(0, 5, 6, 7, 8))
-def _fit(f, params, x, y, lr, steps, every, observe, stop_above):
-    """:func:`gradient_descent`'s one compiled program: the model (or loss), steps,
-    every, observer and stop_above are static, the params, data and lr traced."""
+@partial(jax.jit, static_argnums=(0, 6, 7, 8))
+def _fit(static, traced, params, x, y, lr, steps, every, stop_above):
+    """:func:`gradient_descent`'s one compiled program. The model (or loss) and the
+    observer are each either static (a plain function) or traced (a pytree of arrays:
+    the observers of this module); steps, every and stop_above are static, the params,
+    data and lr traced."""
+    f, observe = (s if t is None else t for s, t in zip(static, traced))
     loss_fn = f if x is None else partial(_model_loss, f, x, y)
     return _descend(
-        loss_fn, params, lr, steps, every, observe, stop_above, GradientStep()
+        loss_fn,
+        params,
+        lr,
+        steps,
+        every,
+        _recorder(observe),
+        stop_above,
+        GradientStep(),
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Observers: what a run records, as data (arrays traced, options static)
+
+
+def _is_data(value: Any) -> bool:
+    """Whether ``value`` travels through jit as traced data: an array, or a pytree node
+    (an observer, a tuple or dict of them, a model that carries its arrays) whose leaves
+    are all arrays. Anything else (a plain function, a number, None) is static."""
+    if isinstance(value, (jax.Array, np.ndarray)):
+        return True
+    leaves, treedef = jax.tree_util.tree_flatten(value)
+    return not jax.tree_util.treedef_is_leaf(treedef) and all(
+        isinstance(leaf, (jax.Array, np.ndarray)) for leaf in leaves
+    )
+
+
+def _register_observer(cls: type) -> type:
+    """Register a frozen dataclass as a pytree: fields holding data (:func:`_is_data`)
+    are children, the others (functions, ints, bools) static. Unflattening bypasses
+    ``__init__`` (its checks would see tracers)."""
+    names = tuple(f.name for f in fields(cls))
+
+    def flatten(obj):
+        values = tuple(getattr(obj, name) for name in names)
+        data = tuple(_is_data(v) for v in values)
+        children = tuple(v for v, d in zip(values, data) if d)
+        static = tuple((n, v) for n, v, d in zip(names, values, data) if not d)
+        return children, (data, static)
+
+    def unflatten(aux, children):
+        data, static = aux
+        obj = object.__new__(cls)
+        values = dict(static)
+        it = iter(children)
+        for name, d in zip(names, data):
+            object.__setattr__(obj, name, next(it) if d else values[name])
+        return obj
+
+    jax.tree_util.register_pytree_node(cls, flatten, unflatten)
+    return cls
+
+
+@_register_observer
+@dataclass(frozen=True)
+class ParamsObserver:
+    """The observer params -> params: records the weights along a run.
+
+    Observers are frozen dataclasses registered as pytrees (arrays as leaves, the rest
+    static); :func:`descend` and :func:`gradient_descent` take one, or a tuple or dict
+    of them (recorded with the same structure). :func:`gradient_descent` traces them, so
+    new data of the same shapes reuses its compiled program.
+
+    Example:
+        >>> from lecturekit import training
+        >>> training.ParamsObserver()(jnp.ones(2)).tolist()
+        [1.0, 1.0]
+    """
+
+    def __call__(self, params: Any) -> Any:
+        """The parameters themselves."""
+        return params
+
+
+@_register_observer
+@dataclass(frozen=True)
+class OutputObserver:
+    """The observer params -> f(params, x): the model's outputs on a batch.
+
+    Attributes:
+        f: the model f(params, x) (static, or a pytree of arrays that is traced).
+        x: the inputs (n, d).
+
+    Example:
+        >>> from lecturekit import training
+        >>> observe = training.OutputObserver(lambda w, x: x @ w, jnp.eye(2))
+        >>> observe(jnp.array([1.0, 2.0])).tolist()
+        [1.0, 2.0]
+    """
+
+    f: Model
+    x: jax.Array
+
+    def __post_init__(self):
+        check_callable(self.f, name="f", what="a model f(params, x)")
+        object.__setattr__(self, "x", as_float_array(self.x, name="x", ndim=2))
+
+    def __call__(self, params: Any) -> jax.Array:
+        """f(params, x)."""
+        return self.f(params, self.x)
+
+
+@_register_observer
+@dataclass(frozen=True)
+class KernelObserver:
+    """The observer params -> empirical tangent kernel of ``f`` on a batch ``x``.
+
+    Theta(x_i, x_j) = <grad f(x_i), grad f(x_j)> summed over every parameter leaf, by
+    :func:`lecturekit.tangent.empirical_ntk` (n, n); with ``diagonal=True`` only
+    Theta(x_i, x_i) = ||grad f(x_i)||^2, shape (n,), one gradient per example. ``f``
+    has a scalar output per example.
+
+    Attributes:
+        f: the model f(params, x) (static, or a pytree of arrays that is traced).
+        x: the inputs (n, d).
+        diagonal: record the diagonal only (static).
+
+    Example:
+        >>> from lecturekit import training
+        >>> f = lambda w, x: x @ w
+        >>> training.KernelObserver(f, 2 * jnp.eye(2))(jnp.zeros(2)).tolist()
+        [[4.0, 0.0], [0.0, 4.0]]
+        >>> training.KernelObserver(f, jnp.ones((1, 2)), diagonal=True)(
+        ...     jnp.zeros(2)).tolist()
+        [2.0]
+    """
+
+    f: Model
+    x: jax.Array
+    diagonal: bool = False
+
+    def __post_init__(self):
+        check_callable(self.f, name="f", what="a model f(params, x)")
+        object.__setattr__(self, "x", as_float_array(self.x, name="x", ndim=2))
+        if not isinstance(self.diagonal, bool):
+            raise TypeError(f"diagonal must be a bool, got {self.diagonal!r}")
+
+    def __call__(self, params: Any) -> jax.Array:
+        """The kernel (n, n), or its diagonal (n,)."""
+        if not self.diagonal:
+            return _tangent.empirical_ntk(self.f, params, self.x)
+
+        def squared_gradient(xi):
+            g = jax.grad(lambda q: self.f(q, xi[None])[0])(params)
+            return sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(g))
+
+        return jax.vmap(squared_gradient)(self.x)
+
+
+@_register_observer
+@dataclass(frozen=True)
+class SharpnessObserver:
+    """The observer params -> sharpness lambda_max(nabla^2 L) of the square loss.
+
+    L = :func:`square_loss` (f(params, x), y) on (x, y); its top Hessian eigenvalue by
+    :func:`lecturekit.hessian.top_eigenvalue` (``steps`` Lanczos steps from the start
+    vector drawn with ``key``, the same at every observation).
+
+    Attributes:
+        f: the model f(params, x) (static, or a pytree of arrays that is traced).
+        x: inputs (n, d).
+        y: labels (n,) or (n, k).
+        key: PRNG key of the Lanczos start vector.
+        steps: Lanczos steps, >= 2 (static).
+
+    Example:
+        >>> from lecturekit import training
+        >>> observe = training.SharpnessObserver(lambda w, x: x @ w,
+        ...     jnp.array([[2.0, 0.0], [0.0, 1.0]]), jnp.ones(2), jax.random.key(0))
+        >>> round(float(observe(jnp.zeros(2))), 4)     # nabla^2 L = X^T X / n
+        2.0
+    """
+
+    f: Model
+    x: jax.Array
+    y: jax.Array
+    key: jax.Array
+    steps: int = 20
+
+    def __post_init__(self):
+        check_callable(self.f, name="f", what="a model f(params, x)")
+        x = as_float_array(self.x, name="x", ndim=2)
+        y = as_float_array(self.y, name="y", ndim=(1, 2))
+        if y.shape[0] != x.shape[0]:
+            raise ValueError(
+                f"x and y must have the same number of rows, got {x.shape[0]} and "
+                f"{y.shape[0]}"
+            )
+        object.__setattr__(self, "x", x)
+        object.__setattr__(self, "y", y)
+        check_key(self.key)
+        check_positive_int(self.steps, name="steps", minimum=2)
+
+    def __call__(self, params: Any) -> jax.Array:
+        """lambda_max of the Hessian of the square loss at ``params``."""
+        loss = partial(_model_loss, self.f, self.x, self.y)
+        return _hessian.top_eigenvalue(loss, params, key=self.key, steps=self.steps)
+
+
+def _check_observe(observe: Any) -> Any:
+    """Require None, an observer (any function of the parameters), or a tuple, list or
+    dict of them."""
+    if observe is None or callable(observe):
+        return observe
+    parts = observe.values() if isinstance(observe, dict) else observe
+    if not isinstance(observe, (tuple, list, dict)) or not all(map(callable, parts)):
+        raise TypeError(
+            "observe must be a function of params (e.g. training.KernelObserver(f, x)) "
+            f"or a tuple or dict of them, got {type(observe).__name__}"
+        )
+    return tuple(observe) if isinstance(observe, list) else observe
+
+
+def _recorder(observe: Any) -> Callable[[Any], Any] | None:
+    """The function params -> record of an observer, or of a tuple or dict of them."""
+    if observe is None or callable(observe):
+        return observe
+    return lambda params: jax.tree_util.tree_map(
+        lambda o: o(params), observe, is_leaf=callable
     )
 
 
@@ -873,7 +1103,8 @@ def ntk_observer(f: Model, x: ArrayLike) -> Callable[[Any], jax.Array]:
         x: the inputs (n, d) on which the kernel is recorded.
 
     Returns:
-        A function params -> (n, n) array.
+        A :class:`KernelObserver` (f, x): a function params -> (n, n) array, traced
+        by :func:`gradient_descent` (new inputs of the same shape compile nothing).
 
     Example:
         >>> from lecturekit import training
@@ -881,13 +1112,7 @@ def ntk_observer(f: Model, x: ArrayLike) -> Callable[[Any], jax.Array]:
         >>> observe(jnp.zeros(2)).tolist()
         [[1.0, 0.0], [0.0, 1.0]]
     """
-    check_callable(f, name="f", what="a model f(params, x)")
-    x = as_float_array(x, name="x", ndim=2)
-
-    def observe(params):
-        return _tangent.empirical_ntk(f, params, x)
-
-    return observe
+    return KernelObserver(f, x)
 
 
 def relative_kernel_change(k_t: ArrayLike, k_0: ArrayLike) -> jax.Array:

@@ -48,12 +48,27 @@ CLASSES = datasets.synthetic_classes(jax.random.key(0), 6, 4, 2)
 NET2 = nets.mlp((4, 8, 2), "tanh", w_std=1.0)
 CONFIGS = [dict(train_head="linear", loss="cross_entropy", kernel_heads=("softmax",))]
 
+def OBSERVERS():
+    """Every observer, built anew (fresh arrays): their data is traced, not static."""
+    return {
+        "kernel": training.KernelObserver(NET.apply, X + 0.0),
+        "diagonal": training.KernelObserver(NET.apply, X[:1] + 0.0, diagonal=True),
+        "sharpness": training.SharpnessObserver(NET.apply, X, Y + 0.0, KEY, 3),
+        "outputs": training.OutputObserver(NET.apply, X + 0.0),
+        "params": training.ParamsObserver(),
+        "ntk": training.ntk_observer(NET.apply, X + 0.0),
+    }
+
+
 CALLS = {
     "training.gradient_descent": lambda: training.gradient_descent(
         NET.apply, P, 0.1, 5, x=X, y=Y
     ),
     "training.gradient_descent(loss)": lambda: training.gradient_descent(
         LOSS, P, 0.1, 5
+    ),
+    "training.gradient_descent(observers)": lambda: training.gradient_descent(
+        NET.apply, P, 0.1, 4, x=X, y=Y, every=2, observe=OBSERVERS()
     ),
     "training.noisy_descend": lambda: training.noisy_descend(
         LOSS, P, lr=0.1, steps=5, noise=0.1, key=KEY
@@ -109,3 +124,21 @@ def _compiles(call) -> list[int]:
 def test_three_identical_calls_compile_once(name):
     counts = _compiles(CALLS[name])
     assert counts[1:] == [0, 0], f"{name} compiled {counts} times in three calls"
+
+
+def test_observers_are_traced_data():
+    """New data of the same shapes in the observers, and a new lr, compile nothing."""
+    run = lambda i: training.gradient_descent(  # noqa: E731
+        NET.apply, P, 0.1 * (i + 1), 4, x=X, y=Y, every=2,
+        observe=(training.KernelObserver(NET.apply, X + i),
+                 training.SharpnessObserver(NET.apply, X, Y, jax.random.key(i), 3)),
+    )
+    counts = []
+    for i in range(3):
+        before = _COMPILES[0]
+        jax.block_until_ready(jax.tree_util.tree_leaves(run(i)))
+        counts.append(_COMPILES[0] - before)
+    assert counts[1:] == [0, 0], counts
+    kernels, sharpness = run(1).observed
+    assert kernels.shape == (3, 3, 3) and sharpness.shape == (3,)
+    assert np.allclose(kernels[0], training.ntk_observer(NET.apply, X + 1)(P))

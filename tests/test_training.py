@@ -428,3 +428,32 @@ def test_bernoulli_batch_steps_are_the_documented_masked_gradient_on_stacked_cha
     gd = theta0[0] - lr * x.T @ (x @ theta0[0] - y) / 5
     se = draws.std(0) / np.sqrt(400)
     assert np.all(np.abs(draws.mean(0) - gd) < 4 * se), (draws.mean(0), gd, se)
+
+
+def test_observers_record_kernels_sharpness_outputs_and_params():
+    net = nets.mlp((2, 8, 1), "tanh")
+    p0 = net.init(jax.random.key(3))
+    x, y = jnp.array([[1.0, 0.0], [0.3, -1.0], [0.5, 0.5]]), jnp.array([1.0, -1.0, 0.2])
+    observe = {
+        "k": training.KernelObserver(net.apply, x),
+        "d": training.KernelObserver(net.apply, x, diagonal=True),
+        "s": training.SharpnessObserver(net.apply, x, y, jax.random.key(0), 12),
+        "o": training.OutputObserver(net.apply, x),
+        "p": training.ParamsObserver(),
+    }
+    run = training.gradient_descent(net.apply, p0, 0.2, 6, x=x, y=y, every=3, observe=observe)
+    rec = run.observed
+    assert np.allclose(rec["d"], np.diagonal(rec["k"], axis1=1, axis2=2), rtol=1e-10)
+    assert np.allclose(rec["o"][-1], net.apply(run.final_params, x))
+    assert np.allclose(rec["p"][0]["W"][0], p0[0]["W"])
+    loss = training.mse_loss(net.apply, x, y)
+    dense = jax.hessian(lambda v: loss(jax.flatten_util.ravel_pytree(p0)[1](v)))(
+        jax.flatten_util.ravel_pytree(run.final_params)[0])
+    assert np.isclose(rec["s"][-1], np.linalg.eigvalsh(dense)[-1], rtol=1e-6)
+    # the same observers as a tuple, through descend: the same records
+    again = training.descend(loss, p0, lr=0.2, steps=6, every=3, observe=(observe["k"], observe["p"]))
+    assert np.array_equal(again.observed[0], rec["k"])
+    with pytest.raises(TypeError, match="observe"):
+        training.descend(loss, p0, lr=0.2, steps=1, observe=(observe["k"], 3))
+    with pytest.raises(TypeError, match="diagonal"):
+        training.KernelObserver(net.apply, x, diagonal=1)

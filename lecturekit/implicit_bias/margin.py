@@ -5,14 +5,14 @@ Gradient descent on the mean exponential or logistic loss
 data (a linear model without bias) drives :math:`\|w\| \to \infty` along
 :math:`\hat w\log t`, with :math:`\hat w` the hard-margin SVM through the origin:
 :func:`train_linear_classifier` runs gradient descent (through the engine
-:func:`lecturekit.training.descend`), :func:`hard_margin_svm` solves the SVM,
+:func:`lecturekit.training.gradient_descent`), :func:`hard_margin_svm` solves the SVM,
 :func:`angle` measures directions, :func:`two_clouds` draws the data.
 """
 
 from __future__ import annotations
 
 import math
-from functools import partial
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import jax
@@ -180,13 +180,17 @@ def angle(u: ArrayLike, v: ArrayLike) -> jax.Array:
     )
 
 
-@partial(jax.jit, static_argnames=("steps", "every", "loss"))
-def _gd_classifier(Z, w, lr, steps, every, loss):
-    """The engine's gradient descent on the mean loss, observing w every ``every`` steps."""
-    mean_loss = lambda v: jnp.mean(_losses.margin_loss(loss)(Z @ v))
-    return _training.descend(
-        mean_loss, w, lr=lr, steps=steps, every=every, observe=lambda v: v
-    ).observed
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class _MeanMarginLoss:
+    """w -> mean_i l(z_i . w), z_i = y_i x_i, as data: training.gradient_descent traces
+    Z (one compilation per shape, loss and step count)."""
+
+    Z: jax.Array
+    loss: str = field(metadata=dict(static=True))
+
+    def __call__(self, w):
+        return jnp.mean(_losses.margin_loss(self.loss)(self.Z @ w))
 
 
 def train_linear_classifier(
@@ -257,8 +261,15 @@ def train_linear_classifier(
     # one run to the last checkpoint, observed at multiples of their gcd (every step for a
     # log-spaced grid: (max(checkpoints) + 1, d) numbers are kept, then the rows picked)
     every = max(math.gcd(*(int(t) for t in ts)), 1)
-    observed = _gd_classifier(Z, w, rate, int(ts[-1]), every, loss)
-    return observed[ts // every]
+    run = _training.gradient_descent(
+        _MeanMarginLoss(Z, loss),
+        w,
+        rate,
+        int(ts[-1]),
+        every=every,
+        observe=_training.ParamsObserver(),
+    )
+    return run.observed[ts // every]
 
 
 def two_clouds(key: jax.Array, n: int = 20) -> tuple[jax.Array, jax.Array]:
