@@ -275,7 +275,8 @@ class Unravel(NamedTuple):
     Example:
         >>> import jax.numpy as jnp
         >>> from lecturekit import hessian
-        >>> flat, unravel = hessian.flatten({"a": jnp.ones(2), "b": jnp.zeros((1, 1))})
+        >>> params = {"a": jnp.ones(2), "b": jnp.zeros((1, 1))}
+        >>> flat, unravel = hessian.flatten(params)
         >>> tree = unravel(jnp.arange(3.0))
         >>> tree["a"].tolist(), tree["b"].tolist(), unravel.size
         ([0.0, 1.0], [[2.0]], 3)
@@ -1391,7 +1392,8 @@ def gauss_newton_split(
         >>> half_sq = lambda f, y: 0.5 * jnp.sum((f - y) ** 2, axis=1)
         >>> f = lambda p, x: jnp.tanh(x @ p["w"]) * p["a"]
         >>> p = {"w": jnp.array([0.3, -0.2]), "a": jnp.array(1.5)}
-        >>> H, G, R = hessian.gauss_newton_split(half_sq, f, p, jnp.eye(2), jnp.ones(2))
+        >>> H, G, R = hessian.gauss_newton_split(half_sq, f, p, jnp.eye(2),
+        ...                                      jnp.ones(2))
         >>> bool(jnp.allclose(H, G + R, atol=1e-6)), G.shape
         (True, (3, 3))
     """
