@@ -456,3 +456,15 @@ def test_output_jacobian_is_the_jacobian_of_the_transformed_outputs():
     assert hessian.output_shape(_two_layer, params, x) == (6, 2)
     with pytest.raises(ValueError, match="max_params"):
         hessian.output_jacobian(jnp.sin, _two_layer, params, x, max_params=5)
+
+
+def test_dense_hessian_compiles_once():
+    params, x, y = _problem()
+
+    def loss(p):
+        return jnp.mean(_half_square(_two_layer(p, x), y))
+
+    before = hessian._dense_hessian._cache_size()
+    for _ in range(3):
+        hessian.dense_hessian(loss, params)
+    assert hessian._dense_hessian._cache_size() - before == 1
