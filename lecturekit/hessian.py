@@ -21,6 +21,16 @@ order of ``jax.flatten_util.ravel_pytree(params)``.
     random start vectors) use it.
 * :func:`trace_estimate` is Hutchinson's estimate of tr H from Gaussian probes.
 * :func:`dense_hessian` forms H with ``jax.hessian`` for tiny models (tests, figures).
+* Losses of model outputs, L(theta) = (1/n) sum_i l(f_i(theta), y_i)
+  (:func:`output_loss`, outputs read as (n, k) by :func:`output_shape`):
+  :func:`gauss_newton_split` forms nabla^2 L and its
+  Gauss-Newton and residual parts G + R for tiny models;
+  :func:`gauss_newton_vector_product` and :func:`residual_vector_product` give G v and
+  R v matrix-free; :func:`output_jacobian` the Jacobian of a map of the outputs (the
+  scores of a Fisher information). :mod:`lecturekit.loss_hessian` names the losses.
+* :func:`flatten` (with its hashable inverse :class:`Unravel`) and
+  :func:`check_dense_size` are the one pytree flattening and dense-size guard of these
+  engines.
 
 Three-term recurrence (both versions): q_1 = v0/||v0||,
 beta_j q_{j+1} = H q_j - alpha_j q_j - beta_{j-1} q_{j-1}, alpha_j = q_j . H q_j; after k
@@ -37,6 +47,7 @@ early when the extreme eigenvalues of a wide network are clustered.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -59,6 +70,7 @@ from ._validation import (
     check_same_structure,
     concrete,
     host_ravel,
+    is_traced,
     warn_if_below_precision,
     warn_numerical,
 )
@@ -83,6 +95,16 @@ __all__ = [
     "smoothed_density",
     "spectral_cdf",
     "dense_hessian",
+    "flatten",
+    "Unravel",
+    "check_dense_size",
+    "output_shape",
+    "output_loss",
+    "gauss_newton_split",
+    "GaussNewtonSplit",
+    "gauss_newton_vector_product",
+    "residual_vector_product",
+    "output_jacobian",
 ]
 
 ScalarFn = Callable[[Any], jax.Array]
@@ -240,25 +262,105 @@ class Eigenpairs(NamedTuple):
 
 
 # --------------------------------------------------------------------------- helpers
-def _flatten(params: Any) -> tuple[np.ndarray, Callable[[jax.Array], Any]]:
-    """Params as one float64 NumPy vector (ravel_pytree order) and a traceable inverse.
+class Unravel(NamedTuple):
+    """The inverse of :func:`flatten`: a flat vector (ravel_pytree order) back to the
+    pytree. Hashable and compared by value (the tree structure and the leaf shapes), so
+    it can be a static argument of ``jax.jit``: one compiled program per parameter
+    layout. Traceable.
 
-    Done on the host: eager JAX ops would compile a kernel for every new shape.
+    Attributes:
+        treedef: the tree structure of the parameters.
+        shapes: the shape of every leaf, in ``jax.tree_util.tree_leaves`` order.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> params = {"a": jnp.ones(2), "b": jnp.zeros((1, 1))}
+        >>> flat, unravel = hessian.flatten(params)
+        >>> tree = unravel(jnp.arange(3.0))
+        >>> tree["a"].tolist(), tree["b"].tolist(), unravel.size
+        ([0.0, 1.0], [[2.0]], 3)
     """
-    leaves, treedef = jax.tree_util.tree_flatten(params)
-    shapes = [np.shape(leaf) for leaf in leaves]
-    sizes = [int(np.prod(s)) for s in shapes]
-    flat = host_ravel(leaves)
-    offsets = np.cumsum([0] + sizes)
 
-    def unravel(theta):
+    treedef: Any
+    shapes: tuple[tuple[int, ...], ...]
+
+    @property
+    def size(self) -> int:
+        """P, the number of parameters."""
+        return sum(int(np.prod(s)) for s in self.shapes)
+
+    def __call__(self, theta: jax.Array) -> Any:
+        offsets = np.cumsum([0] + [int(np.prod(s)) for s in self.shapes])
         parts = [
-            theta[offsets[i] : offsets[i + 1]].reshape(shapes[i])
-            for i in range(len(shapes))
+            theta[offsets[i] : offsets[i + 1]].reshape(shape)
+            for i, shape in enumerate(self.shapes)
         ]
-        return jax.tree_util.tree_unflatten(treedef, parts)
+        return jax.tree_util.tree_unflatten(self.treedef, parts)
 
-    return flat, unravel
+
+def flatten(params: Any) -> tuple[Any, Unravel]:
+    """Params as one vector in ``ravel_pytree`` order, and its inverse :class:`Unravel`.
+
+    The one pytree flattening of lecturekit's Hessian engines. Concrete params are
+    flattened on the host (a NumPy vector of the leaves' dtype: eager JAX ops would
+    compile a program for every new shape); traced params (inside ``jit``, ``vmap``,
+    ``grad``) with ``jnp.concatenate``.
+
+    Args:
+        params: a pytree of floating arrays with at least one leaf.
+
+    Returns:
+        (flat, unravel): the vector of the P parameters and the :class:`Unravel` that
+        maps such a vector back to a pytree shaped like params.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> flat, unravel = hessian.flatten([jnp.ones((2, 2)), jnp.zeros(1)])
+        >>> flat.tolist(), [leaf.shape for leaf in unravel(flat)]
+        ([1.0, 1.0, 1.0, 1.0, 0.0], [(2, 2), (1,)])
+    """
+    check_params_pytree(params)
+    leaves, treedef = jax.tree_util.tree_flatten(params)
+    unravel = Unravel(treedef, tuple(tuple(np.shape(leaf)) for leaf in leaves))
+    if any(is_traced(leaf) for leaf in leaves):
+        return jnp.concatenate([jnp.ravel(leaf) for leaf in leaves]), unravel
+    return host_ravel(leaves), unravel
+
+
+def check_dense_size(params: Any, max_params: int) -> int:
+    """P, the number of parameters; ValueError if a dense P x P matrix would exceed
+    ``max_params`` (memory grows like P^2).
+
+    The one size guard of the dense matrices of lecturekit (:func:`dense_hessian`,
+    :func:`gauss_newton_split`, :func:`output_jacobian`, the Fisher and class
+    decompositions of :mod:`lecturekit.loss_hessian`). Only the shapes are read, so
+    traced params are fine.
+
+    Args:
+        params: a pytree of arrays.
+        max_params: the largest P allowed (int >= 1).
+
+    Returns:
+        P, a Python int.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> hessian.check_dense_size({"w": jnp.ones((3, 2))}, max_params=10)
+        6
+    """
+    check_params_pytree(params)
+    max_params = check_positive_int(max_params, name="max_params")
+    size = sum(int(np.size(leaf)) for leaf in jax.tree_util.tree_leaves(params))
+    if size > max_params:
+        raise ValueError(
+            f"a dense P x P matrix with P = {size} exceeds max_params = {max_params}; "
+            "use the matrix-free products (hessian.hvp, hessian.spectral_norm, "
+            "hessian.gauss_newton_vector_product) for large models"
+        )
+    return size
 
 
 def _check_fn_and_params(f: Any, params: Any) -> tuple[jax.Array, Callable]:
@@ -275,7 +377,7 @@ def _check_fn_and_params(f: Any, params: Any) -> tuple[jax.Array, Callable]:
             raise TypeError(
                 f"every leaf of params must be a floating array, got dtype {dtype}"
             )
-    flat, unravel = _flatten(params)
+    flat, unravel = flatten(params)
     if not np.all(np.isfinite(flat)):
         raise ValueError("params must be finite, but they contain NaN or infinity")
     try:
@@ -327,7 +429,7 @@ def hvp(f: ScalarFn, params: Any, v: Any) -> Any:
     flat, unravel = _check_fn_and_params(f, params)
     check_params_pytree(v, name="v")
     check_same_structure(v, params, name="v", reference_name="params")
-    v_flat, _ = _flatten(v)
+    v_flat, _ = flatten(v)
     if v_flat.shape != flat.shape:
         raise ValueError(
             f"v must have the structure and sizes of params ({flat.size} numbers), got {v_flat.size}"
@@ -1107,10 +1209,350 @@ def dense_hessian(f: ScalarFn, params: Any, *, max_params: int = 4096) -> jax.Ar
         [[0.0, 1.0], [1.0, 0.0]]
     """
     flat, unravel = _check_fn_and_params(f, params)
-    max_params = check_positive_int(max_params, name="max_params")
-    if flat.size > max_params:
-        raise ValueError(
-            f"dense_hessian forms a {flat.size} x {flat.size} matrix; that is more than max_params = "
-            f"{max_params} parameters: use hessian.hvp / spectral_norm for large models"
-        )
-    return jax.jit(jax.hessian(lambda theta: f(unravel(theta))))(flat)
+    check_dense_size(params, max_params)
+    return _dense_hessian(flat, f=f, unravel=unravel)
+
+
+@functools.partial(jax.jit, static_argnames=("f", "unravel"))
+def _dense_hessian(theta, *, f, unravel):
+    return jax.hessian(lambda t: f(unravel(t)))(theta)
+
+
+# ------------------------------------------------------------ losses of model outputs
+# The Hessian of L(theta) = (1/n) sum_i l(f_i(theta), y_i) by the chain rule:
+# nabla^2 L = G + R, G = (1/n) sum_i J_i^T A_i J_i (Gauss-Newton),
+# A_i = d^2 l / d f_i^2,
+# R = (1/n) sum_i sum_a (d l / d f_ia) nabla^2 f_ia (residual).
+PerExampleLoss = Callable[[jax.Array, jax.Array], jax.Array]
+
+
+def _outputs(apply, params, x):
+    """The model's outputs as (n, k): a 1-D output (n,) is read as k = 1."""
+    out = apply(params, x)
+    return out[:, None] if out.ndim == 1 else out
+
+
+def _check_model(apply, params, x):
+    """The checked x and the (n, k) shape of the outputs (traced, not compiled)."""
+    check_callable(apply, name="apply", what="a model apply(params, x)")
+    check_params_pytree(params)
+    x = as_float_array(x, name="x", ndim=2, nonempty=True)
+    try:
+        out = jax.eval_shape(apply, params, x)
+    except Exception as err:  # wrong structure and the like: say so at the boundary
+        raise ValueError(f"apply(params, x) could not be evaluated: {err}") from None
+    return x, (out.shape[0], 1) if len(out.shape) == 1 else tuple(out.shape)
+
+
+def output_shape(apply: Callable, params: Any, x: Any) -> tuple[int, int]:
+    """(n, k), the shape of the model's outputs as the engines below read them.
+
+    An output of shape (n,) is read as k = 1. Found by ``jax.eval_shape`` (nothing is
+    computed or compiled), so it checks a model and its arguments before any work.
+
+    Args:
+        apply: the model, ``apply(params, x) -> (n, k)`` or ``(n,)``.
+        params: its parameters (a pytree).
+        x: inputs, shape (n, d).
+
+    Returns:
+        (n, k), a pair of Python ints.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> hessian.output_shape(lambda w, x: x @ w, jnp.ones(2), jnp.ones((5, 2)))
+        (5, 1)
+    """
+    return _check_model(apply, params, x)[1]
+
+
+def _check_output_loss(loss, apply, params, x, y):
+    """The checked (x, y), y reshaped to the (n, k) of the outputs."""
+    check_callable(
+        loss, name="loss", what="a per-example loss loss(outputs, targets) -> (n,)"
+    )
+    x, shape = _check_model(apply, params, x)
+    y = as_float_array(y, name="y", ndim=(1, 2))
+    got = (y.shape[0], 1) if y.ndim == 1 else tuple(y.shape)
+    if got != shape:
+        raise ValueError(f"y must have the shape of the outputs {shape}, got {got}")
+    # reshape on the host when possible: an eager JAX reshape would compile a program
+    if is_traced(y):
+        return x, y.reshape(shape)
+    return x, jax.device_put(np.asarray(y).reshape(shape))
+
+
+def _check_direction(v, params):
+    check_params_pytree(v, name="v")
+    check_same_structure(v, params, name="v", reference_name="params")
+
+
+def output_loss(
+    loss: PerExampleLoss, apply: Callable, params: Any, x: Any, y: Any
+) -> jax.Array:
+    """The training loss L(theta) = (1/n) sum_i l(f_i, y_i) of a model's outputs.
+
+    f_i = apply(params, x)[i] in R^k (an output of shape (n,) is read as k = 1) and
+    l(f_i, y_i) the i-th entry of ``loss(outputs, targets)``. Traceable; compiled once
+    per (loss, apply, shapes).
+
+    Args:
+        loss: per-example loss ``loss(outputs, targets) -> (n,)`` on (n, k) arrays, e.g.
+            ``functools.partial(losses.per_example, loss="square")``.
+        apply: the model, ``apply(params, x) -> (n, k)`` or ``(n,)``.
+        params: its parameters (a pytree).
+        x: inputs, shape (n, d).
+        y: targets, shape (n, k) (or (n,) for k = 1).
+
+    Returns:
+        a scalar JAX array.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> half_sq = lambda f, y: 0.5 * jnp.sum((f - y) ** 2, axis=1)
+        >>> lin = lambda w, x: x @ w
+        >>> float(hessian.output_loss(half_sq, lin, jnp.ones(2), jnp.eye(2),
+        ...                           jnp.zeros(2)))                # (1 + 1) / (2*2)
+        0.5
+    """
+    x, y = _check_output_loss(loss, apply, params, x, y)
+    return _output_loss(params, x, y, loss=loss, apply=apply)
+
+
+@functools.partial(jax.jit, static_argnames=("loss", "apply"))
+def _output_loss(params, x, y, *, loss, apply):
+    return jnp.mean(loss(_outputs(apply, params, x), y))
+
+
+class GaussNewtonSplit(NamedTuple):
+    """Output of :func:`gauss_newton_split`: nabla^2 L and its two parts (dense, P x P).
+
+    Attributes:
+        hessian: nabla^2 L by ``jax.hessian`` of L itself.
+        gauss_newton: G = (1/n) sum_i J_i^T A_i J_i, from the Jacobian.
+        residual: R = (1/n) sum_i sum_a (d l/d f_ia) nabla^2 f_ia, from the output
+            Hessians.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> half_sq = lambda f, y: 0.5 * jnp.sum((f - y) ** 2, axis=1)
+        >>> parts = hessian.gauss_newton_split(half_sq, lambda w, x: (x @ w) ** 2,
+        ...                                    jnp.ones(1), jnp.ones((1, 1)),
+        ...                                    jnp.zeros(1))
+        >>> [float(m[0, 0]) for m in parts]          # 6 w^2 = 4 w^2 + (w^2 - 0) 2
+        [6.0, 4.0, 2.0]
+    """
+
+    hessian: jax.Array
+    gauss_newton: jax.Array
+    residual: jax.Array
+
+
+def gauss_newton_split(
+    loss: PerExampleLoss,
+    apply: Callable,
+    params: Any,
+    x: Any,
+    y: Any,
+    *,
+    max_params: int = 4096,
+) -> GaussNewtonSplit:
+    """The Hessian of a loss of model outputs and its Gauss-Newton and residual parts.
+
+    For L(theta) = (1/n) sum_i l(f_i(theta), y_i) (:func:`output_loss`),
+
+        nabla^2 L = G + R,  G = (1/n) sum_i J_i^T A_i J_i,
+                            R = (1/n) sum_i sum_a (d l / d f_ia) nabla^2 f_ia,
+
+    J_i = d f_i / d theta (k x P), A_i = d^2 l / d f_i^2 (k x k). The three matrices
+    come from three separate computations (so ``hessian - gauss_newton - residual``
+    tests the chain rule, it is not zero by construction): ``jax.hessian`` of L; the
+    Jacobian with the A_i; and the Hessian of theta -> (1/n) sum_ia r_ia f_ia(theta)
+    with the output gradients r_ia = d l / d f_ia held fixed at the point. Dense: tiny
+    models only (:func:`check_dense_size`). Traceable; compiled once per (loss, apply,
+    shapes).
+
+    Args:
+        loss: per-example loss ``loss(outputs, targets) -> (n,)`` on (n, k) arrays.
+        apply: the model, ``apply(params, x) -> (n, k)`` or ``(n,)``.
+        params: the point (pytree; matrices in ``ravel_pytree`` order).
+        x: inputs, shape (n, d).
+        y: targets, shape (n, k) (or (n,) for k = 1).
+        max_params: refuse (ValueError) models with more parameters.
+
+    Returns:
+        :class:`GaussNewtonSplit`.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> half_sq = lambda f, y: 0.5 * jnp.sum((f - y) ** 2, axis=1)
+        >>> f = lambda p, x: jnp.tanh(x @ p["w"]) * p["a"]
+        >>> p = {"w": jnp.array([0.3, -0.2]), "a": jnp.array(1.5)}
+        >>> H, G, R = hessian.gauss_newton_split(half_sq, f, p, jnp.eye(2),
+        ...                                      jnp.ones(2))
+        >>> bool(jnp.allclose(H, G + R, atol=1e-6)), G.shape
+        (True, (3, 3))
+    """
+    x, y = _check_output_loss(loss, apply, params, x, y)
+    check_dense_size(params, max_params)
+    flat, unravel = flatten(params)
+    return GaussNewtonSplit(
+        *_gauss_newton_split(flat, x, y, loss=loss, apply=apply, unravel=unravel)
+    )
+
+
+@functools.partial(jax.jit, static_argnames=("loss", "apply", "unravel"))
+def _gauss_newton_split(theta, x, y, *, loss, apply, unravel):
+    out = lambda s: _outputs(apply, unravel(s), x)
+    one = lambda fi, yi: loss(fi[None], yi[None])[0]  # l(f_i, y_i)
+    n = x.shape[0]
+    hess = jax.hessian(lambda s: jnp.mean(loss(out(s), y)))(theta)
+    f = out(theta)
+    jac = jax.jacrev(out)(theta)  # (n, k, P)
+    a = jax.vmap(jax.hessian(one))(f, y)
+    gn = jnp.einsum("iap,iab,ibq->pq", jac, a, jac) / n
+    r = jax.vmap(jax.grad(one))(f, y)
+    res = jax.hessian(lambda s: jnp.sum(r * out(s)) / n)(theta)
+    return hess, gn, res
+
+
+def gauss_newton_vector_product(
+    loss: PerExampleLoss, apply: Callable, params: Any, x: Any, y: Any, v: Any
+) -> Any:
+    """G v = (1/n) sum_i J_i^T A_i (J_i v), matrix-free: a jvp, the loss Hessian, a vjp.
+
+    G is the Gauss-Newton part of :func:`gauss_newton_split`; the cost is a few forward
+    and backward passes, for models of any size. Traceable; compiled once per (loss,
+    apply, shapes).
+
+    Args:
+        loss: per-example loss ``loss(outputs, targets) -> (n,)`` on (n, k) arrays.
+        apply: the model, ``apply(params, x) -> (n, k)`` or ``(n,)``.
+        params: the point (pytree).
+        x: inputs, shape (n, d).
+        y: targets, shape (n, k) (or (n,) for k = 1).
+        v: the direction, a pytree shaped like params.
+
+    Returns:
+        G v, a pytree shaped like params.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> half_sq = lambda f, y: 0.5 * jnp.sum((f - y) ** 2, axis=1)
+        >>> lin = lambda w, x: x @ w                      # G = X^T X / n
+        >>> x = jnp.array([[1.0, 2.0], [0.0, 1.0]])
+        >>> gv = hessian.gauss_newton_vector_product(half_sq, lin, jnp.zeros(2), x,
+        ...                                          jnp.zeros(2), jnp.ones(2))
+        >>> [float(t) for t in gv]
+        [1.5, 3.5]
+    """
+    x, y = _check_output_loss(loss, apply, params, x, y)
+    _check_direction(v, params)
+    return _gauss_newton_vector_product(params, x, y, v, loss=loss, apply=apply)
+
+
+@functools.partial(jax.jit, static_argnames=("loss", "apply"))
+def _gauss_newton_vector_product(params, x, y, v, *, loss, apply):
+    out = lambda p: _outputs(apply, p, x)
+    f, jv = jax.jvp(out, (params,), (v,))
+    mean_loss = lambda g: jnp.mean(loss(g, y))
+    a_jv = jax.jvp(jax.grad(mean_loss), (f,), (jv,))[1]  # (1/n) A_i J_i v, row by row
+    return jax.vjp(out, params)[1](a_jv)[0]
+
+
+def residual_vector_product(
+    loss: PerExampleLoss, apply: Callable, params: Any, x: Any, y: Any, v: Any
+) -> Any:
+    """R v = (1/n) sum_ia r_ia nabla^2 f_ia v, r_ia = d l / d f_ia fixed; matrix-free.
+
+    R is the residual part of :func:`gauss_newton_split` (zero for a model linear in its
+    parameters, or where every r_i = 0). Traceable; compiled once per (loss, apply,
+    shapes).
+
+    Args:
+        loss: per-example loss ``loss(outputs, targets) -> (n,)`` on (n, k) arrays.
+        apply: the model, ``apply(params, x) -> (n, k)`` or ``(n,)``.
+        params: the point (pytree).
+        x: inputs, shape (n, d).
+        y: targets, shape (n, k) (or (n,) for k = 1).
+        v: the direction, a pytree shaped like params.
+
+    Returns:
+        R v, a pytree shaped like params.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> half_sq = lambda f, y: 0.5 * jnp.sum((f - y) ** 2, axis=1)
+        >>> sq = lambda w, x: (x @ w) ** 2                # R = 2 r x x^T / n
+        >>> rv = hessian.residual_vector_product(half_sq, sq, jnp.ones(1),
+        ...                                      jnp.ones((1, 1)), jnp.zeros(1),
+        ...                                      jnp.ones(1))
+        >>> [float(t) for t in rv]
+        [2.0]
+    """
+    x, y = _check_output_loss(loss, apply, params, x, y)
+    _check_direction(v, params)
+    return _residual_vector_product(params, x, y, v, loss=loss, apply=apply)
+
+
+@functools.partial(jax.jit, static_argnames=("loss", "apply"))
+def _residual_vector_product(params, x, y, v, *, loss, apply):
+    out = lambda p: _outputs(apply, p, x)
+    r = jax.grad(lambda g: jnp.mean(loss(g, y)))(out(params))  # r_ia / n
+    fixed = jax.lax.stop_gradient(r)
+    return jax.jvp(jax.grad(lambda p: jnp.sum(fixed * out(p))), (params,), (v,))[1]
+
+
+def output_jacobian(
+    transform: Callable[[jax.Array], jax.Array],
+    apply: Callable,
+    params: Any,
+    x: Any,
+    *,
+    max_params: int = 4096,
+) -> tuple[jax.Array, jax.Array]:
+    """The Jacobian of theta -> g(f(theta)) for a map g of the model's outputs (dense).
+
+    With f = apply(params, x) read as (n, k) and g = ``transform`` (e.g. the
+    log-probabilities of a softmax: the Jacobian is then the scores
+    nabla_theta log p_c(x_i) of a Fisher information), returns
+    d g(f)_ia / d theta_p, shape (n, m, P) with P in ``ravel_pytree`` order, and the
+    value g(f), shape (n, m). Dense: tiny models only (:func:`check_dense_size`).
+    Traceable; compiled once per (transform, apply, shapes).
+
+    Args:
+        transform: g, a traceable map of (n, k) outputs to (n, m) values.
+        apply: the model, ``apply(params, x) -> (n, k)`` or ``(n,)``.
+        params: the point (pytree).
+        x: inputs, shape (n, d).
+        max_params: refuse (ValueError) models with more parameters.
+
+    Returns:
+        (jacobian, value), shapes (n, m, P) and (n, m).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from lecturekit import hessian
+        >>> lin = lambda w, x: x @ w
+        >>> jac, val = hessian.output_jacobian(lambda f: 2 * f, lin, jnp.ones(2),
+        ...                                    jnp.eye(2))
+        >>> jac[:, 0, :].tolist(), val[:, 0].tolist()
+        ([[2.0, 0.0], [0.0, 2.0]], [2.0, 2.0])
+    """
+    check_callable(transform, name="transform", what="a map of the outputs")
+    x, _ = _check_model(apply, params, x)
+    check_dense_size(params, max_params)
+    flat, unravel = flatten(params)
+    return _output_jacobian(flat, x, transform=transform, apply=apply, unravel=unravel)
+
+
+@functools.partial(jax.jit, static_argnames=("transform", "apply", "unravel"))
+def _output_jacobian(theta, x, *, transform, apply, unravel):
+    value = lambda s: transform(_outputs(apply, unravel(s), x))
+    return jax.jacrev(value)(theta), value(theta)

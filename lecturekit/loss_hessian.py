@@ -21,7 +21,11 @@ G = (1/n) sum_i sum_c p_ic g_ic g_ic^T with the scores g_ic = nabla log p_c(x_i)
 
 Dense matrices (``decompose``, ``fisher_information``, ``class_decomposition``) are for
 tiny models (P <= ``max_params``); ``gauss_newton_product`` and ``residual_product`` give
-G v and R v at the cost of a few forward and backward passes, for any size.
+G v and R v at the cost of a few forward and backward passes, for any size. Every
+derivative is taken by the engines of :mod:`lecturekit.hessian`
+(:func:`~lecturekit.hessian.gauss_newton_split`, the matrix-free products,
+:func:`~lecturekit.hessian.output_jacobian`, with its flattening and dense-size guard);
+this module names the losses and assembles the Fisher and class decompositions.
 """
 
 from __future__ import annotations
@@ -33,20 +37,15 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.flatten_util import ravel_pytree
 
+from . import hessian as _hessian
 from . import losses as _losses
 from ._validation import (
     as_class_labels,
-    as_float_array,
     as_host_float_array,
-    check_callable,
     check_choice,
     check_params_pytree,
-    check_positive_int,
-    check_same_structure,
     host_ravel,
-    is_traced,
 )
 
 __all__ = [
@@ -63,57 +62,30 @@ __all__ = [
 
 LOSSES = _losses.PER_EXAMPLE
 
+# one function object per loss: the engines of lecturekit.hessian compile once per loss
+_PER_EXAMPLE = {
+    name: functools.partial(_losses.per_example, loss=name) for name in LOSSES
+}
+
 
 # --------------------------------------------------------------------------- helpers
-def _outputs(apply, params, x):
-    out = apply(params, x)
-    return out[:, None] if out.ndim == 1 else out
-
-
-def _logits2(f):
-    """Logits over the label values: (n, k) for k >= 2, (n, 2) = [0, z] for a binary logit."""
-    return jnp.concatenate([jnp.zeros_like(f), f], axis=1) if f.shape[1] == 1 else f
-
-
-_NO_TARGETS = object()
-
-
-def _check(apply, params, x, y, loss):
+def _per_example_loss(y, loss):
+    """The per-example loss named ``loss``; y None is refused first (clear message)."""
     if y is None:
         raise TypeError(
             "y must be an array of targets of shape (n, k) or (n,), got None"
         )
-    check_callable(apply, name="apply", what="a model apply(params, x)")
-    check_params_pytree(params)
-    x = as_float_array(x, name="x", ndim=2, nonempty=True)
-    loss = check_choice(loss, LOSSES, name="loss")
-    try:
-        out = jax.eval_shape(apply, params, x)
-    except Exception as err:
-        raise ValueError(f"apply(params, x) could not be evaluated: {err}") from None
-    shape = (out.shape[0], 1) if len(out.shape) == 1 else tuple(out.shape)
-    if y is not _NO_TARGETS:
-        y = as_float_array(y, name="y", ndim=(1, 2))
-        got = (y.shape[0], 1) if y.ndim == 1 else tuple(y.shape)
-        if got != shape:
-            raise ValueError(f"y must have the shape of the outputs {shape}, got {got}")
-        # reshape on the host when possible: an eager JAX reshape would compile a program
-        y = (
-            y.reshape(shape)
-            if is_traced(y)
-            else jax.device_put(np.asarray(y).reshape(shape))
-        )
-    return x, y, loss
+    return _PER_EXAMPLE[check_choice(loss, LOSSES, name="loss")]
 
 
-def _check_size(params, max_params):
-    max_params = check_positive_int(max_params, name="max_params")
-    size = sum(int(np.size(leaf)) for leaf in jax.tree_util.tree_leaves(params))
-    if size > max_params:
-        raise ValueError(
-            f"a dense P x P matrix with P = {size} exceeds max_params = {max_params}; "
-            "use gauss_newton_product / residual_product (matrix-free) instead"
-        )
+def _log_label_probabilities(f):
+    """log p over the label values: log softmax of (n, k) logits, k >= 2, or of [0, z]
+    for a binary logit z (k = 1)."""
+    logits = jnp.concatenate([jnp.zeros_like(f), f], axis=1) if f.shape[1] == 1 else f
+    return jax.nn.log_softmax(logits, axis=1)
+
+
+_log_softmax = functools.partial(jax.nn.log_softmax, axis=1)
 
 
 def loss_value(
@@ -140,8 +112,7 @@ def loss_value(
         ...                               jnp.zeros(2)))            # (1 + 1) / (2*2)
         0.5
     """
-    x, y, loss = _check(apply, params, x, y, loss)
-    return jnp.mean(_losses.per_example(_outputs(apply, params, x), y, loss=loss))
+    return _hessian.output_loss(_per_example_loss(y, loss), apply, params, x, y)
 
 
 class Decomposition(NamedTuple):
@@ -202,67 +173,10 @@ def decompose(
         >>> bool(jnp.allclose(H, G + R, atol=1e-6)), G.shape
         (True, (3, 3))
     """
-    x, y, loss = _check(apply, params, x, y, loss)
-    _check_size(params, max_params)
-    flat, _ = ravel_pytree(params)
-    return Decomposition(*_decompose_fn(apply, _structure(params), loss)(flat, x, y))
-
-
-def _structure(params):
-    leaves, treedef = jax.tree_util.tree_flatten(params)
-    return treedef, tuple(tuple(np.shape(leaf)) for leaf in leaves)
-
-
-def _unravel_fn(structure):
-    treedef, shapes = structure
-    offsets = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
-
-    def unravel(theta):
-        parts = [
-            theta[offsets[i] : offsets[i + 1]].reshape(s) for i, s in enumerate(shapes)
-        ]
-        return jax.tree_util.tree_unflatten(treedef, parts)
-
-    return unravel
-
-
-@functools.lru_cache(maxsize=32)
-def _decompose_fn(apply, structure, loss):
-    """One compiled program per (model, parameter shapes, loss): repeated calls along a
-    training run do not recompile."""
-    unravel = _unravel_fn(structure)
-
-    @jax.jit
-    def run(t, x, y):
-        out = lambda s: _outputs(apply, unravel(s), x)
-        n = x.shape[0]
-        hess = jax.hessian(
-            lambda s: jnp.mean(_losses.per_example(out(s), y, loss=loss))
-        )(t)
-        f = out(t)
-        jac = jax.jacrev(out)(t)  # (n, k, P)
-        a = jax.vmap(
-            jax.hessian(
-                lambda fi, yi: _losses.per_example(fi[None], yi[None], loss=loss)[0]
-            )
-        )(f, y)
-        gn = jnp.einsum("iap,iab,ibq->pq", jac, a, jac) / n
-        r = jax.vmap(
-            jax.grad(
-                lambda fi, yi: _losses.per_example(fi[None], yi[None], loss=loss)[0]
-            )
-        )(f, y)
-        res = jax.hessian(lambda s: jnp.sum(r * out(s)) / n)(t)
-        return hess, gn, res
-
-    return run
-
-
-def _products(apply, params, x, y, loss, v):
-    x, y, loss = _check(apply, params, x, y, loss)
-    check_params_pytree(v, name="v")
-    check_same_structure(v, params, name="v", reference_name="params")
-    return x, y, loss
+    parts = _hessian.gauss_newton_split(
+        _per_example_loss(y, loss), apply, params, x, y, max_params=max_params
+    )
+    return Decomposition(*parts)
 
 
 def gauss_newton_product(
@@ -291,12 +205,9 @@ def gauss_newton_product(
         >>> [float(t) for t in gv]
         [1.5, 3.5]
     """
-    x, y, loss = _products(apply, params, x, y, loss, v)
-    out = lambda p: _outputs(apply, p, x)
-    f, jv = jax.jvp(out, (params,), (v,))
-    lf = lambda g: jnp.mean(_losses.per_example(g, y, loss=loss))
-    a_jv = jax.jvp(jax.grad(lf), (f,), (jv,))[1]  # (1/n) A_i J_i v, row by row
-    return jax.vjp(out, params)[1](a_jv)[0]
+    return _hessian.gauss_newton_vector_product(
+        _per_example_loss(y, loss), apply, params, x, y, v
+    )
 
 
 def residual_product(
@@ -324,15 +235,9 @@ def residual_product(
         >>> [float(t) for t in rv]
         [0.0, 0.0]
     """
-    x, y, loss = _products(apply, params, x, y, loss, v)
-    out = lambda p: _outputs(apply, p, x)
-    f = out(params)
-    r = jax.grad(lambda g: jnp.mean(_losses.per_example(g, y, loss=loss)))(
-        f
-    )  # r_ia / n
-    return jax.jvp(
-        jax.grad(lambda p: jnp.sum(jax.lax.stop_gradient(r) * out(p))), (params,), (v,)
-    )[1]
+    return _hessian.residual_vector_product(
+        _per_example_loss(y, loss), apply, params, x, y, v
+    )
 
 
 def fisher_information(
@@ -362,20 +267,16 @@ def fisher_information(
         >>> F.tolist()                            # (1/n) sum p (1 - p) x x^T
         [[0.125, 0.0], [0.0, 0.125]]
     """
-    x, _, _ = _check(apply, params, x, _NO_TARGETS, "cross_entropy")
-    _check_size(params, max_params)
-    flat, unravel = ravel_pytree(params)
+    scores, logp = _hessian.output_jacobian(
+        _log_label_probabilities, apply, params, x, max_params=max_params
+    )
+    return _fisher_sum(scores, logp)
 
-    @jax.jit
-    def run(t):
-        logp = lambda s: jax.nn.log_softmax(
-            _logits2(_outputs(apply, unravel(s), x)), axis=1
-        )
-        scores = jax.jacrev(logp)(t)  # (n, c, P)
-        p = jnp.exp(logp(t))
-        return jnp.einsum("ic,icp,icq->pq", p, scores, scores) / x.shape[0]
 
-    return run(flat)
+@jax.jit
+def _fisher_sum(scores, logp):
+    """(1/n) sum_i sum_c p_ic g_ic g_ic^T from scores g (n, c, P) and log p (n, c)."""
+    return jnp.einsum("ic,icp,icq->pq", jnp.exp(logp), scores, scores) / logp.shape[0]
 
 
 class ClassDecomposition(NamedTuple):
@@ -446,18 +347,16 @@ def class_decomposition(
         >>> bool(np.allclose(parts, d.gauss_newton)), d.weights.round(3).tolist()
         (True, [[0.333, 0.333], [0.167, 0.167]])
     """
-    x, _, _ = _check(apply, params, x, _NO_TARGETS, "cross_entropy")
-    _check_size(params, max_params)
-    out = jax.eval_shape(apply, params, x)
-    c = 1 if len(out.shape) == 1 else out.shape[1]
+    n, c = _hessian.output_shape(apply, params, x)
     if c < 2:
         raise ValueError(f"class_decomposition needs C >= 2 logits, got {c}")
-    labels, _ = as_class_labels(labels, n=x.shape[0], num_classes=c)
-    flat, _ = ravel_pytree(params)
-    scores, logp = _scores_fn(apply, _structure(params))(flat, x)
+    labels, _ = as_class_labels(labels, n=n, num_classes=c)
+    scores, logp = _hessian.output_jacobian(
+        _log_softmax, apply, params, x, max_params=max_params
+    )
     # (n, C, P)
     scores = np.asarray(scores, dtype=np.float64)
-    w = np.exp(np.asarray(logp, dtype=np.float64)) / x.shape[0]  # (n, C)
+    w = np.exp(np.asarray(logp, dtype=np.float64)) / n  # (n, C)
     onehot = np.eye(c)[labels]  # (n, C)
     weights = onehot.T @ w  # W[c, c']
     means = np.einsum("ic,id,idp->cdp", onehot, w, scores) / weights[:, :, None]
@@ -473,18 +372,6 @@ def class_decomposition(
     return ClassDecomposition(
         gn, class_term, between - class_term, within, weights, means
     )
-
-
-@functools.lru_cache(maxsize=32)
-def _scores_fn(apply, structure):
-    unravel = _unravel_fn(structure)
-
-    @jax.jit
-    def run(t, x):
-        logp = lambda s: jax.nn.log_softmax(_outputs(apply, unravel(s), x), axis=1)
-        return jax.jacrev(logp)(t), logp(t)
-
-    return run
 
 
 def subspace_overlap(vector: Any, basis: Any) -> float:

@@ -5,8 +5,9 @@ around params0,
 
     f_quad(params, x) = f(params0, x) + J(x) d + (1/2) d^T H(x) d,   d = params - params0,
 
-evaluated with two nested forward-mode products (``jax.jvp``): the directional derivatives
-g'(0) and g''(0) of g(s) = f(params0 + s d, x). Neither the Jacobian J nor the Hessian H is
+evaluated with two nested forward-mode products (``jax.jvp``) by
+:func:`lecturekit.tangent.second_order_terms`: the directional derivatives g'(0) and
+g''(0) of g(s) = f(params0 + s d, x). Neither the Jacobian J nor the Hessian H is
 formed, and nothing is specific to an architecture; :func:`taylor_terms` returns the three
 terms separately. :func:`perturbative_minimizer` gives the first-order minimizer
 theta* = theta^F + eps theta^I of an explicit quadratic model
@@ -27,9 +28,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from . import tangent as _tangent
 from ._validation import (
     as_float_array,
-    check_model,
     check_params_pytree,
     check_same_structure,
 )
@@ -42,26 +43,6 @@ __all__ = [
 ]
 
 Model = Callable[[Any, jax.Array], jax.Array]
-
-
-def _taylor(f, center, params, x):
-    """(f(center, x), J d, d^T H d) with d = params - center, by nested ``jax.jvp``.
-
-    ``center`` is an argument (traced under jit: no constants baked into the program).
-    """
-    delta = jax.tree_util.tree_map(jnp.subtract, params, center)
-
-    def first(p):
-        return jax.jvp(lambda q: f(q, x), (p,), (delta,))
-
-    (value, slope), (_, curvature) = jax.jvp(first, (center,), (delta,))
-    return value, slope, curvature
-
-
-def _quad_apply(f, center, params, x):
-    """f_quad(params, x) around ``center``."""
-    value, slope, curvature = _taylor(f, center, params, x)
-    return value + slope + 0.5 * curvature
 
 
 def quadratic_model(f: Model, params0: Any) -> Model:
@@ -90,11 +71,11 @@ def quadratic_model(f: Model, params0: Any) -> Model:
         ...  for v in fq(jnp.array(0.5), jnp.array([[1.0], [2.0]]))]
         [1.625, 2.5]
     """
-    check_model(f)
-    check_params_pytree(params0, name="params0")
+    terms = _tangent.second_order_terms(f, params0)
 
     def f_quad(params, x):
-        return _quad_apply(f, params0, params, x)
+        value, slope, curvature = terms(params, x)
+        return value + slope + 0.5 * curvature
 
     return f_quad
 
@@ -123,12 +104,10 @@ def taylor_terms(
         >>> [round(float(t[0]), 6) for t in terms]
         [1.0, 1.0, 1.0]
     """
-    check_model(f)
-    check_params_pytree(params0, name="params0")
+    terms = _tangent.second_order_terms(f, params0)
     check_params_pytree(params)
     check_same_structure(params, params0, name="params", reference_name="params0")
-    x = as_float_array(x, name="x")
-    return _taylor(f, params0, params, x)
+    return terms(params, as_float_array(x, name="x"))
 
 
 class PerturbativeMinimizer(NamedTuple):

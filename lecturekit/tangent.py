@@ -24,6 +24,10 @@ Three methods, chosen by ``implementation=`` in :func:`empirical_ntk`:
   with memory proportional to (number of inputs) x (number of parameters).
 
 Appendix "Computing kernels and Hessians fast" compares the three.
+
+Taylor models of a network in its parameters: :func:`linearize` (first order, one
+``jax.jvp``) and :func:`second_order_terms` (second order, two nested ``jax.jvp``; the
+quadratic models of :mod:`lecturekit.quadratic` are built on it).
 """
 
 from __future__ import annotations
@@ -45,7 +49,13 @@ from ._validation import (
     check_positive_int,
 )
 
-__all__ = ["empirical_ntk", "vector_product_ntk", "jacobian_ntk", "linearize"]
+__all__ = [
+    "empirical_ntk",
+    "vector_product_ntk",
+    "jacobian_ntk",
+    "linearize",
+    "second_order_terms",
+]
 
 Model = Callable[[Any, jax.Array], jax.Array]
 
@@ -301,3 +311,46 @@ def linearize(f: Model, params0: Any) -> Model:
         return value + tangent
 
     return f_lin
+
+
+def second_order_terms(
+    f: Model, params0: Any
+) -> Callable[[Any, jax.Array], tuple[jax.Array, jax.Array, jax.Array]]:
+    """The three terms of the second-order Taylor expansion of ``f`` around params0:
+
+        terms(params, x) = (f(params0, x), J(x) d, d^T H(x) d),   d = params - params0,
+
+    J and H the Jacobian and Hessian of f(., x) at params0, evaluated as g(0), g'(0) and
+    g''(0) of g(s) = f(params0 + s d, x) with two nested forward-mode products
+    (``jax.jvp``), never forming J or H. The second-order Taylor model (the quadratic
+    model of :func:`lecturekit.quadratic.quadratic_model`) is their sum with weights
+    (1, 1, 1/2); :func:`linearize` is the first two.
+
+    Args:
+        f: the model, ``f(params, x)``.
+        params0: the expansion point, a pytree of floating arrays.
+
+    Returns:
+        The function ``terms(params, x)`` (traceable); each term has the output shape
+        of f.
+
+    Example:
+        >>> from lecturekit import tangent
+        >>> f = lambda p, x: jnp.exp(p * x[:, 0])                    # f(p) = e^(p x)
+        >>> terms = tangent.second_order_terms(f, jnp.array(0.0))
+        >>> [round(float(t[0]), 6) for t in terms(jnp.array(0.5), jnp.array([[2.0]]))]
+        [1.0, 1.0, 1.0]
+    """
+    check_model(f)
+    check_params_pytree(params0, name="params0")
+
+    def terms(params, x):
+        delta = jax.tree_util.tree_map(jnp.subtract, params, params0)
+
+        def first(p):
+            return jax.jvp(lambda q: f(q, x), (p,), (delta,))
+
+        (value, slope), (_, curvature) = jax.jvp(first, (params0,), (delta,))
+        return value, slope, curvature
+
+    return terms

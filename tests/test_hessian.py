@@ -360,3 +360,111 @@ def test_smoothed_density_and_cdf():
         hessian.smoothed_density(dens, grid, width=0.0)
     with pytest.raises(TypeError, match="density"):
         hessian.spectral_cdf((dens.nodes, dens.weights), grid)
+
+
+# ------------------------------------------------------------ losses of model outputs
+def _half_square(f, y):
+    return 0.5 * jnp.sum((f - y) ** 2, axis=1)
+
+
+def _two_layer(p, x):
+    return jnp.tanh(x @ p["w"]) @ p["a"]
+
+
+def _problem():
+    rng = np.random.default_rng(7)
+    params = {"w": rng.standard_normal((3, 4)), "a": rng.standard_normal((4, 2))}
+    return params, rng.standard_normal((6, 3)), rng.standard_normal((6, 2))
+
+
+def test_flatten_matches_ravel_pytree_concrete_and_traced():
+    params, _, _ = _problem()
+    flat, unravel = hessian.flatten(params)
+    ref, _ = jax.flatten_util.ravel_pytree(params)
+    np.testing.assert_array_equal(flat, ref)
+    assert unravel.size == flat.size == 20
+    back = unravel(jnp.asarray(flat))
+    np.testing.assert_array_equal(back["w"], params["w"])
+    traced = jax.jit(lambda p: hessian.flatten(p)[0])(params)
+    np.testing.assert_array_equal(traced, ref)
+    # hashable and equal by value: one compiled program per parameter layout
+    assert hessian.flatten(params)[1] == unravel and hash(unravel) == hash(
+        hessian.flatten(params)[1]
+    )
+
+
+def test_check_dense_size():
+    params, _, _ = _problem()
+    assert hessian.check_dense_size(params, 20) == 20
+    with pytest.raises(ValueError, match="max_params"):
+        hessian.check_dense_size(params, 19)
+
+
+def test_gauss_newton_split_is_the_chain_rule():
+    params, x, y = _problem()
+    H, G, R = hessian.gauss_newton_split(_half_square, _two_layer, params, x, y)
+    flat, unravel = hessian.flatten(params)
+    dense = hessian.dense_hessian(
+        lambda p: hessian.output_loss(_half_square, _two_layer, p, x, y), params
+    )
+    np.testing.assert_allclose(H, dense, atol=1e-10)
+    np.testing.assert_allclose(H, G + R, atol=1e-10)
+    jac = jax.jacrev(lambda t: _two_layer(unravel(t), x))(jnp.asarray(flat))
+    jac = jac.reshape(-1, flat.size)  # square loss: A_i = I, G = J^T J / n
+    np.testing.assert_allclose(G, jac.T @ jac / x.shape[0], atol=1e-10)
+
+
+def test_matrix_free_products_match_the_dense_parts():
+    params, x, y = _problem()
+    _, G, R = hessian.gauss_newton_split(_half_square, _two_layer, params, x, y)
+    flat, unravel = hessian.flatten(params)
+    v_flat = np.random.default_rng(8).standard_normal(flat.size)
+    v = unravel(jnp.asarray(v_flat))
+    gv = hessian.gauss_newton_vector_product(_half_square, _two_layer, params, x, y, v)
+    rv = hessian.residual_vector_product(_half_square, _two_layer, params, x, y, v)
+    np.testing.assert_allclose(hessian.flatten(gv)[0], G @ v_flat, atol=1e-10)
+    np.testing.assert_allclose(hessian.flatten(rv)[0], R @ v_flat, atol=1e-10)
+
+
+def test_output_engines_are_traceable_and_compile_once():
+    params, x, y = _problem()
+    loss = jax.jit(lambda p: hessian.output_loss(_half_square, _two_layer, p, x, y))
+    np.testing.assert_allclose(
+        loss(params), np.mean(_half_square(_two_layer(params, x), y)), rtol=1e-12
+    )
+    split = jax.jit(
+        lambda p: hessian.gauss_newton_split(_half_square, _two_layer, p, x, y)
+    )
+    np.testing.assert_allclose(
+        split(params).hessian,
+        hessian.gauss_newton_split(_half_square, _two_layer, params, x, y).hessian,
+        atol=1e-12,
+    )
+    before = hessian._gauss_newton_split._cache_size()
+    for _ in range(3):
+        hessian.gauss_newton_split(_half_square, _two_layer, params, x, y)
+    assert hessian._gauss_newton_split._cache_size() - before <= 1
+
+
+def test_output_jacobian_is_the_jacobian_of_the_transformed_outputs():
+    params, x, _ = _problem()
+    jac, value = hessian.output_jacobian(jnp.sin, _two_layer, params, x)
+    flat, unravel = hessian.flatten(params)
+    ref = jax.jacrev(lambda t: jnp.sin(_two_layer(unravel(t), x)))(jnp.asarray(flat))
+    np.testing.assert_allclose(jac, ref, atol=1e-12)
+    np.testing.assert_allclose(value, jnp.sin(_two_layer(params, x)), atol=1e-12)
+    assert hessian.output_shape(_two_layer, params, x) == (6, 2)
+    with pytest.raises(ValueError, match="max_params"):
+        hessian.output_jacobian(jnp.sin, _two_layer, params, x, max_params=5)
+
+
+def test_dense_hessian_compiles_once():
+    params, x, y = _problem()
+
+    def loss(p):
+        return jnp.mean(_half_square(_two_layer(p, x), y))
+
+    before = hessian._dense_hessian._cache_size()
+    for _ in range(3):
+        hessian.dense_hessian(loss, params)
+    assert hessian._dense_hessian._cache_size() - before == 1

@@ -136,3 +136,17 @@ def test_ch08_checkers_accept_solutions_and_reject_classic_mistakes(capsys):
             check(answer)
     with pytest.raises(ExerciseCheckError, match="rank"):
         ch08.check_gauss_newton_rank(lambda n, k, P, loss: 1 / 0)
+
+
+def test_repeated_calls_compile_once():
+    """The dense parts come from hessian's jitted engines: three identical calls (and
+    calls at new points of the same shape) compile one program each."""
+    net = nets.mlp((3, 4, 3), "tanh")
+    p = net.init(jax.random.key(11))
+    splits, jacobians = (hessian._gauss_newton_split, hessian._output_jacobian)
+    before = splits._cache_size(), jacobians._cache_size()
+    for _ in range(3):
+        loss_hessian.decompose(net.apply, p, X, TARGETS, loss="square")
+        loss_hessian.fisher_information(net.apply, p, X)
+    assert splits._cache_size() - before[0] <= 1
+    assert jacobians._cache_size() - before[1] <= 1

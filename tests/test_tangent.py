@@ -258,3 +258,24 @@ def test_mlp_networks_take_the_per_layer_path(monkeypatch):
     assert slow_bytes >= jacobian_bytes, (slow_bytes, jacobian_bytes)  # the reference does hold a Jacobian
     assert fast_bytes < 0.01 * jacobian_bytes, (fast_bytes, jacobian_bytes)
     assert fast_flops < slow_flops / 20, (fast_flops, slow_flops)
+
+
+def test_second_order_terms_are_the_taylor_terms_and_extend_linearize():
+    net = nets.mlp((2, 8, 1), "tanh")
+    p0 = net.init(jax.random.key(1))
+    x = jax.random.normal(jax.random.key(2), (4, 2))
+    direction = net.init(jax.random.key(3))
+    terms = tangent.second_order_terms(net.apply, p0)
+    f_lin = tangent.linearize(net.apply, p0)
+    for eps in (1e-2, 1e-3):
+        p = jax.tree_util.tree_map(lambda a, b: a + eps * b, p0, direction)
+        value, slope, curvature = terms(p, x)
+        np.testing.assert_allclose(value + slope, f_lin(p, x), atol=1e-13)
+        # the remainder of the quadratic model is third order in eps
+        err = np.max(np.abs(value + slope + 0.5 * curvature - net.apply(p, x)))
+        assert err < 10 * eps**3
+    # exact for a model quadratic in its parameters: f = (x . w)^2
+    quad = tangent.second_order_terms(lambda w, x: (x @ w) ** 2, jnp.ones(2))
+    w = jnp.array([2.0, -1.0])
+    value, slope, curvature = quad(w, x)
+    np.testing.assert_allclose(value + slope + 0.5 * curvature, (x @ w) ** 2, atol=1e-12)

@@ -6,6 +6,24 @@ DENSITY = Custom(((None, TYPE_ERR), ((np.ones((1, 2)), np.ones((1, 2))), TYPE_ER
                   (hessian.SpectralDensity(np.ones((1, 2)), np.ones((1, 3))), VALUE_ERR),
                   (hessian.SpectralDensity(np.array([[np.nan, 1.0]]), np.ones((1, 2))), VALUE_ERR)))
 
+
+
+def tiny_model(p, x):
+    return jnp.tanh(x @ p["w"]) * p["b"][0]
+
+
+def half_square(f, y):
+    return 0.5 * jnp.sum((f - y) ** 2, axis=1)
+
+
+def model_args(**extra):
+    return lambda: dict(loss=half_square, apply=tiny_model, params=tree3(), x=x53(), y=np.linspace(-1.0, 1.0, 5),
+                        **extra)
+
+
+Y = Arr(ndim=(1, 2), fixed=(0,))
+MODEL = dict(apply=Fn(), params=Params(), x=Arr(ndim=2, nonempty=True))
+
 CASES = [
     case("hessian.hvp", hessian.hvp, lambda: dict(f=scalar_loss, params=tree3(), v=tree3()),
          f=Fn(), params=Params(structured=True), v=Params(structured=True)),
@@ -52,4 +70,19 @@ CASES = [
          lambda: dict(density=hessian.SpectralDensity(np.array([[0.0, 1.0]]), np.array([[0.5, 0.5]])),
                       grid=np.linspace(-1.0, 2.0, 7)),
          density=DENSITY, grid=Arr(ndim=1, nonempty=True)),
+    case("hessian.flatten", hessian.flatten, lambda: dict(params=tree3()), params=Params()),
+    case("hessian.check_dense_size", hessian.check_dense_size, lambda: dict(params=tree3(), max_params=10),
+         params=Params(), max_params=Int(1, extra=((3, VALUE_ERR),))),
+    case("hessian.output_shape", hessian.output_shape, lambda: dict(apply=tiny_model, params=tree3(), x=x53()),
+         **MODEL),
+    case("hessian.output_loss", hessian.output_loss, model_args(), loss=Fn(), **MODEL, y=Y),
+    case("hessian.gauss_newton_split", hessian.gauss_newton_split, model_args(max_params=10),
+         loss=Fn(), **MODEL, y=Y, max_params=Int(1, extra=((3, VALUE_ERR),))),
+    case("hessian.gauss_newton_vector_product", hessian.gauss_newton_vector_product, model_args(v=tree3()),
+         loss=Fn(), **MODEL, y=Y, v=Params(structured=True)),
+    case("hessian.residual_vector_product", hessian.residual_vector_product, model_args(v=tree3()),
+         loss=Fn(), **MODEL, y=Y, v=Params(structured=True)),
+    case("hessian.output_jacobian", hessian.output_jacobian,
+         lambda: dict(transform=jnp.tanh, apply=tiny_model, params=tree3(), x=x53(), max_params=10),
+         transform=Fn(), **MODEL, max_params=Int(1, extra=((3, VALUE_ERR),))),
 ]

@@ -21,4 +21,6 @@ CASES = [
          chunk=Int(1)),
     case("tangent.linearize", tangent.linearize, lambda: dict(f=linear_model, params0=tree3()),
          f=Fn(), params0=Params()),
+    case("tangent.second_order_terms", tangent.second_order_terms, lambda: dict(f=linear_model, params0=tree3()),
+         f=Fn(), params0=Params()),
 ]
