@@ -56,10 +56,7 @@ def _names_argument(message: str, arg: str) -> bool:
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 
 
-@pytest.mark.parametrize("spec_case, arg", PAIRS)
-@settings(max_examples=2, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_corrupted_argument_is_rejected_by_name(spec_case, arg, data):
+def _rejects_by_name(spec_case, arg, data):
     """Every corruption of one argument raises TypeError/ValueError naming that argument,
     before anything is compiled."""
     valid = spec_case.valid()
@@ -82,6 +79,23 @@ def test_corrupted_argument_is_rejected_by_name(spec_case, arg, data):
                 spec_case.cleanup()
         assert _names_argument(str(info.value), arg), f"{spec_case.name}({arg}={bad!r}) raised {info.value!r}"
         assert not compiled, f"{spec_case.name}({arg}={bad!r}) compiled {len(compiled)} programs before raising"
+
+
+# One @given function parametrized over more than about 950 cases fails with RecursionError
+# in hypothesis 6.170 (its settings chain grows with every parametrized run; measured with a
+# trivial test: 954 pass, the rest fail); the pairs are therefore split over two functions.
+@pytest.mark.parametrize("spec_case, arg", PAIRS[::2])
+@settings(max_examples=2, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_corrupted_argument_is_rejected_by_name(spec_case, arg, data):
+    _rejects_by_name(spec_case, arg, data)
+
+
+@pytest.mark.parametrize("spec_case, arg", PAIRS[1::2])
+@settings(max_examples=2, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_corrupted_argument_is_rejected_by_name_too(spec_case, arg, data):
+    _rejects_by_name(spec_case, arg, data)
 
 
 # ---------------------------------------------------------------------------------- traced inputs
