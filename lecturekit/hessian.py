@@ -47,6 +47,7 @@ early when the extreme eigenvalues of a wide network are clustered.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -392,18 +393,6 @@ def _check_fn_and_params(f: Any, params: Any) -> tuple[jax.Array, Callable]:
     return jax.device_put(flat), unravel
 
 
-def _flat_hvp(
-    f: ScalarFn, unravel: Callable
-) -> Callable[[jax.Array, jax.Array], jax.Array]:
-    """(theta, v) -> H(theta) v on flat vectors (forward-over-reverse); not jitted itself."""
-    grad = jax.grad(lambda theta: f(unravel(theta)))
-
-    def product(theta, v):
-        return jax.jvp(grad, (theta,), (v,))[1]
-
-    return product
-
-
 def hvp(f: ScalarFn, params: Any, v: Any) -> Any:
     """Hessian-vector product H(params) v of a scalar function, without forming H.
 
@@ -426,7 +415,7 @@ def hvp(f: ScalarFn, params: Any, v: Any) -> Any:
         >>> [round(float(t), 6) for t in hv["a"]]
         [1.0, 2.0]
     """
-    flat, unravel = _check_fn_and_params(f, params)
+    flat, _ = _check_fn_and_params(f, params)
     check_params_pytree(v, name="v")
     check_same_structure(v, params, name="v", reference_name="params")
     v_flat, _ = flatten(v)
@@ -434,9 +423,31 @@ def hvp(f: ScalarFn, params: Any, v: Any) -> Any:
         raise ValueError(
             f"v must have the structure and sizes of params ({flat.size} numbers), got {v_flat.size}"
         )
-    return unravel(
-        jax.jit(_flat_hvp(f, unravel))(flat, jnp.asarray(v_flat, flat.dtype))
-    )
+    return _hvp(f, params, v)
+
+
+@functools.partial(jax.jit, static_argnames="f")
+def _hvp(f, params, v):
+    theta, unravel = ravel_pytree(params)
+    v_flat = ravel_pytree(v)[0].astype(theta.dtype)
+    return unravel(_HessianProduct(f)(v_flat, params))
+
+
+@dataclasses.dataclass(frozen=True)
+class _HessianProduct:
+    """(v, params) -> H(params) v on flat vectors (forward-over-reverse), with the
+    gradient's norm if ``grad_norm`` (the primal output of the jvp: free). Hashable by
+    f, so that a compiled Lanczos step taking it as a static matvec compiles once per f.
+    """
+
+    f: ScalarFn
+    grad_norm: bool = False
+
+    def __call__(self, v, params):
+        theta, unravel = ravel_pytree(params)
+        grad = jax.grad(lambda t: self.f(unravel(t)))
+        g, hv = jax.jvp(grad, (theta,), (v,))
+        return (hv, jnp.linalg.norm(g)) if self.grad_norm else hv
 
 
 def _three_term(matvec, q, q_prev, beta_prev, args=()):
@@ -546,13 +557,6 @@ def _lanczos(matvec, v0, *, tol, max_iter, keep_basis, min_iter, check_every, ar
     products cost milliseconds, while compiled kernels for it would be compiled anew for
     every problem size.
     """
-
-    @jax.jit
-    def step(w_raw, beta, q_prev, beta_prev, args):
-        q = w_raw / jnp.where(beta > 0, beta, jnp.linalg.norm(w_raw))
-        alpha, w, aux = _three_term(matvec, q, q_prev, beta_prev, args)
-        return q, alpha, w, jnp.linalg.norm(w), aux
-
     w = jnp.asarray(v0)
     size = w.size
     reorth = keep_basis or (max_iter + 1) * size * w.dtype.itemsize <= REORTH_BYTES
@@ -565,7 +569,9 @@ def _lanczos(matvec, v0, *, tol, max_iter, keep_basis, min_iter, check_every, ar
     vals = vecs = errors = None
     first_aux = None
     for it in range(1, max_iter + 1):
-        q, alpha, w, norm_w, aux = step(w, beta, q_prev, beta_prev, args)
+        q, alpha, w, norm_w, aux = _lanczos_step(
+            matvec, w, beta, q_prev, beta_prev, args
+        )
         if it == 1:
             first_aux = aux
         if reorth:
@@ -618,6 +624,14 @@ def _lanczos(matvec, v0, *, tol, max_iter, keep_basis, min_iter, check_every, ar
         iterations=len(alphas),
     )
     return result, first_aux
+
+
+@functools.partial(jax.jit, static_argnames="matvec")
+def _lanczos_step(matvec, w_raw, beta, q_prev, beta_prev, args):
+    """One step of :func:`_lanczos`, compiled once per matvec (and operand shapes)."""
+    q = w_raw / jnp.where(beta > 0, beta, jnp.linalg.norm(w_raw))
+    alpha, w, aux = _three_term(matvec, q, q_prev, beta_prev, args)
+    return q, alpha, w, jnp.linalg.norm(w), aux
 
 
 # --------------------------------------------------------------------------- Lanczos, traceable
@@ -674,13 +688,16 @@ def lanczos_tridiagonal(
     return _tridiagonal(matvec, v0, steps, bool(reorthogonalize))
 
 
-def _tridiagonal(matvec, v0, steps, reorthogonalize):
+@functools.partial(jax.jit, static_argnames=("matvec", "steps", "reorthogonalize"))
+def _tridiagonal(matvec, v0, steps, reorthogonalize, args=()):
+    """:func:`lanczos_tridiagonal` with ``matvec(v, *args)``; compiled once per
+    matvec, steps and operand shapes (pass large operands through ``args``)."""
     size, dtype = v0.shape[0], v0.dtype
     tiny = 1e-12
 
     def body(j, carry):
         q, q_prev, beta_prev, scale, basis, alphas, betas = carry
-        alpha, w, _ = _three_term(matvec, q, q_prev, beta_prev)
+        alpha, w, _ = _three_term(matvec, q, q_prev, beta_prev, args)
         if reorthogonalize:
             basis = basis.at[j].set(q)  # rows > j are still zero
             w = w - basis.T @ (basis @ w)
@@ -785,23 +802,17 @@ def _warn_unconverged(res: LanczosResult, what: str, tol: float) -> None:
 # --------------------------------------------------------------------------- spectral norms
 def _norms(f, params, key, tol, max_iter, what):
     tol, max_iter = _check_options(tol, max_iter)
-    flat, unravel = _check_fn_and_params(f, params)
-    grad = jax.grad(lambda theta: f(unravel(theta)))
-
-    def product(v, theta):  # the jvp's primal output is the gradient: its norm for free
-        g, hv = jax.jvp(grad, (theta,), (v,))
-        return hv, jnp.linalg.norm(g)
-
+    flat, _ = _check_fn_and_params(f, params)
     warn_if_below_precision(tol, flat.dtype)
     res, grad_norm = _lanczos(
-        product,
+        _HessianProduct(f, grad_norm=True),
         _start_vector(key, flat),
         tol=tol,
         max_iter=max_iter,
         keep_basis=False,
         min_iter=8,
         check_every=4,
-        args=(flat,),
+        args=(jax.device_put(params),),
     )
     _warn_unconverged(res, what, tol)
     return SpectralAndGradientNorm(
@@ -921,12 +932,12 @@ def top_eigenvalue(
     return _top_eigenvalue(f, params, key, steps)
 
 
+@functools.partial(jax.jit, static_argnames=("f", "steps"))
 def _top_eigenvalue(f, params, key, steps):
-    flat, unravel = ravel_pytree(params)
-    grad = jax.grad(lambda w: f(unravel(w)))
+    flat = ravel_pytree(params)[0]
     v0 = _sampling.standard_normal(key, flat.shape, flat.dtype)
     tri = _tridiagonal(
-        lambda v: jax.jvp(grad, (flat,), (v,))[1], v0, min(steps, flat.shape[0]), True
+        _HessianProduct(f), v0, min(steps, flat.shape[0]), True, (params,)
     )
     return lanczos_quadrature(tri).nodes[-1]
 
@@ -975,15 +986,15 @@ def top_eigenpairs(
             f"k must be <= the number of parameters ({flat.size}), got {k}"
         )
     warn_if_below_precision(tol, flat.dtype)
-    product = _flat_hvp(f, unravel)
-    res = lanczos(
-        lambda v, theta: product(theta, v),
+    res, _ = _lanczos(
+        _HessianProduct(f),
         _start_vector(key, flat),
         tol=tol,
         max_iter=max(max_iter, k),
         keep_basis=True,
         min_iter=max(8, k),
-        args=(flat,),
+        check_every=4,
+        args=(jax.device_put(params),),
     )
     _warn_unconverged(res, "top_eigenpairs", tol)
     order = np.argsort(-np.abs(res.ritz_values))[:k]
@@ -1025,20 +1036,21 @@ def trace_estimate(
         >>> bool(abs(est - 400) < 4 * (2 * 400 / 50) ** 0.5)
         True
     """
-    flat, unravel = _check_fn_and_params(f, params)
+    _check_fn_and_params(f, params)
     check_key(key)
     num_probes = check_positive_int(num_probes, name="num_probes")
-    product = _flat_hvp(f, unravel)
+    return float(_trace_estimate(f, params, key, num_probes))
 
-    @jax.jit
-    def run(theta, key):
-        def one(i):
-            v = _sampling.standard_normal(_probe_key(key, i), theta.shape, theta.dtype)
-            return jnp.vdot(v, product(theta, v))
 
-        return jnp.mean(jax.lax.map(one, jnp.arange(num_probes)))
+@functools.partial(jax.jit, static_argnames=("f", "num_probes"))
+def _trace_estimate(f, params, key, num_probes):
+    theta = ravel_pytree(params)[0]
 
-    return float(run(flat, key))
+    def one(i):
+        v = _sampling.standard_normal(_probe_key(key, i), theta.shape, theta.dtype)
+        return jnp.vdot(v, _HessianProduct(f)(v, params))
+
+    return jnp.mean(jax.lax.map(one, jnp.arange(num_probes)))
 
 
 def spectral_density(
@@ -1084,7 +1096,7 @@ def spectral_density(
         >>> [round(float(w), 4) for w in dens.weights.sum(axis=1)]
         [1.0, 1.0, 1.0]
     """
-    flat, unravel = _check_fn_and_params(f, params)
+    flat, _ = _check_fn_and_params(f, params)
     check_key(key)
     num_probes = check_positive_int(num_probes, name="num_probes")
     num_steps = check_positive_int(num_steps, name="num_steps")
@@ -1092,19 +1104,19 @@ def spectral_density(
         raise ValueError(
             f"num_steps must be at most the number of parameters ({flat.size}), got {num_steps}"
         )
-    product = _flat_hvp(f, unravel)
+    return SpectralDensity(*_spectral_density(f, params, key, num_probes, num_steps))
 
-    @jax.jit
-    def run(theta, key):
-        def one(i):
-            v0 = _sampling.standard_normal(_probe_key(key, i), theta.shape, theta.dtype)
-            tri = _tridiagonal(lambda v: product(theta, v), v0, num_steps, True)
-            return tuple(lanczos_quadrature(tri))
 
-        return jax.lax.map(one, jnp.arange(num_probes))
+@functools.partial(jax.jit, static_argnames=("f", "num_probes", "num_steps"))
+def _spectral_density(f, params, key, num_probes, num_steps):
+    theta = ravel_pytree(params)[0]
 
-    nodes, weights = run(flat, key)
-    return SpectralDensity(nodes, weights)
+    def one(i):
+        v0 = _sampling.standard_normal(_probe_key(key, i), theta.shape, theta.dtype)
+        tri = _tridiagonal(_HessianProduct(f), v0, num_steps, True, (params,))
+        return tuple(lanczos_quadrature(tri))
+
+    return jax.lax.map(one, jnp.arange(num_probes))
 
 
 def _check_density(density: Any) -> tuple[np.ndarray, np.ndarray]:
