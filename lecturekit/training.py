@@ -487,11 +487,23 @@ def descend(
     """
     _check_loop(loss_fn, params, lr, steps)
     every = max(steps, 1) if every is None else check_positive_int(every, name="every")
-    observe = _recorder(_check_observe(observe))
+    observe = _check_observe(observe)
     if stop_above is not None and not is_traced(stop_above):
         stop_above = check_real(stop_above, name="stop_above")
     rule = GradientStep() if update is None else _check_rule(update)
-    return _descend(loss_fn, params, lr, steps, every, observe, stop_above, rule)
+    static, traced = _split_static((loss_fn, observe))
+    return _descend_program(static, traced, params, lr, steps, every, stop_above, rule)
+
+
+@partial(jax.jit, static_argnums=(0, 4, 5))
+def _descend_program(static, traced, params, lr, steps, every, stop_above, rule):
+    """:func:`descend` as one compiled program: the loss and the observer static when
+    they are plain functions and traced when they carry arrays (observers), the rule,
+    params, lr and stop_above traced. Called inside a trace, it is inlined."""
+    loss_fn, observe = _join_static(static, traced)
+    return _descend(
+        loss_fn, params, lr, steps, every, _recorder(observe), stop_above, rule
+    )
 
 
 def _descend(loss_fn, params, lr, steps, every, observe, stop_above, rule):
@@ -741,9 +753,19 @@ def stochastic_descend(
         raise ValueError(
             f"every must divide steps, got every = {every} and steps = {steps}"
         )
-    observe = _recorder(_check_observe(observe))
+    static, traced = _split_static((f, _check_observe(observe)))
+    return _stochastic_program(
+        static, traced, params, xa, ya, lr, key, steps, b, sigma, every
+    )
+
+
+@partial(jax.jit, static_argnums=(0, 7, 8, 9, 10))
+def _stochastic_program(static, traced, params, x, y, lr, key, steps, b, sigma, every):
+    """:func:`stochastic_descend` as one compiled program (model and observer static or
+    traced as in :func:`descend`; steps, batch, noise scale and period static)."""
+    f, observe = _join_static(static, traced)
     return _stochastic_descend(
-        f, params, xa, ya, lr, steps, key, b, sigma, every, observe
+        f, params, x, y, lr, steps, key, b, sigma, every, _recorder(observe)
     )
 
 
@@ -852,9 +874,7 @@ def gradient_descent(
         ) from None
     if shape != ():
         raise ValueError(f"{what} must give a scalar loss, got shape {shape}")
-    # observers and models that carry arrays are traced, plain functions static
-    traced = tuple(v if _is_data(v) else None for v in (f, observe))
-    static = tuple(None if _is_data(v) else v for v in (f, observe))
+    static, traced = _split_static((f, observe))
     traj = _fit(static, traced, params, x, y, lr, steps, every, stop_above)
     _warn_divergence(traj, lr, stop_above)
     return traj
@@ -866,7 +886,7 @@ def _fit(static, traced, params, x, y, lr, steps, every, stop_above):
     observer are each either static (a plain function) or traced (a pytree of arrays:
     the observers of this module); steps, every and stop_above are static, the params,
     data and lr traced."""
-    f, observe = (s if t is None else t for s, t in zip(static, traced))
+    f, observe = _join_static(static, traced)
     loss_fn = f if x is None else partial(_model_loss, f, x, y)
     return _descend(
         loss_fn,
@@ -882,6 +902,20 @@ def _fit(static, traced, params, x, y, lr, steps, every, stop_above):
 
 # --------------------------------------------------------------------------------------
 # Observers: what a run records, as data (arrays traced, options static)
+
+
+def _split_static(values: tuple) -> tuple[tuple, tuple]:
+    """(static, traced) halves of ``values`` for a jitted program: a value that carries
+    arrays (:func:`_is_data`) goes in the traced half, any other (a plain function,
+    None) in the static half, None in its place in the other half."""
+    traced = tuple(v if _is_data(v) else None for v in values)
+    static = tuple(None if _is_data(v) else v for v in values)
+    return static, traced
+
+
+def _join_static(static: tuple, traced: tuple) -> tuple:
+    """The values :func:`_split_static` split, inside the program."""
+    return tuple(s if t is None else t for s, t in zip(static, traced))
 
 
 def _is_data(value: Any) -> bool:
