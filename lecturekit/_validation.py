@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import jax
@@ -467,3 +467,10 @@ def check_widths(widths: Any, *, name: str = "widths") -> tuple[int, ...]:
     if not out:
         raise ValueError(f"{name} must contain at least one width")
     return out
+
+
+def check_sequence(value: Any, *, name: str, what: str) -> None:
+    """Require a sequence (any iterable but a string); ``what`` describes it in the
+    message."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be {what}, got {value!r}")

@@ -32,9 +32,10 @@ from ._validation import (
     check_params_pytree,
     check_positive_int,
     check_real,
+    check_sequence,
 )
 from .sampling import standard_normal as _standard_normal
-from .training import _check_sequence, gradient_descent
+from .training import gradient_descent
 
 __all__ = ["Shallow", "shallow", "KernelChange", "shallow_kernel_change"]
 
@@ -236,7 +237,7 @@ def shallow(
     )
     count = len(widths)
     if not isinstance(activation, str):
-        _check_sequence(
+        check_sequence(
             activation,
             name="activation",
             what="an activation name or a sequence of them",
@@ -249,9 +250,7 @@ def shallow(
     for name in dict.fromkeys(names):
         _activations.get(name)
     if not isinstance(readout, (bool, np.bool_)):
-        _check_sequence(
-            readout, name="readout", what="True/False or a sequence of them"
-        )
+        check_sequence(readout, name="readout", what="True/False or a sequence of them")
     flags = (
         (readout,) * count if isinstance(readout, (bool, np.bool_)) else tuple(readout)
     )

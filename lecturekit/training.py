@@ -43,7 +43,7 @@ The packed one-hidden-layer networks of Chapter 2 (``shallow``, ``Shallow``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from functools import partial
 from typing import Any, NamedTuple
@@ -66,6 +66,7 @@ from ._validation import (
     check_positive_int,
     check_range,
     check_real,
+    check_sequence,
     concrete,
     is_traced,
     warn_numerical,
@@ -1222,12 +1223,6 @@ def _warn_divergence(traj: Trajectory, lr: Any, stop_above: Any) -> None:
     )
 
 
-def _check_sequence(value: Any, *, name: str, what: str) -> None:
-    """Require a sequence (any iterable but a string); ``what`` describes it in the message."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise TypeError(f"{name} must be {what}, got {value!r}")
-
-
 # ----------------------------------------------------------------------------------------
 # Empirical NTKs at several widths (Chapter 2)
 
@@ -1282,7 +1277,7 @@ def ntk_errors(
     check_callable(
         make_net, name="make_net", what="a function width -> nets.mlp network"
     )
-    _check_sequence(widths, name="widths", what="a sequence of positive integers")
+    check_sequence(widths, name="widths", what="a sequence of positive integers")
     widths = tuple(check_positive_int(w, name="widths") for w in widths)
     if not widths:
         raise ValueError("widths must not be empty")

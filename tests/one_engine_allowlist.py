@@ -20,14 +20,6 @@ DERIVATIVE_LOOPS: dict[tuple[str, str], str] = {
         "_descend",
     ): "training.py: the training engine itself (full-batch gradient descent in lax.scan).",
     (
-        "lecturekit/training.py",
-        "_stochastic_descend",
-    ): "training.py: the training engine itself (minibatch SGD in lax.scan).",
-    (
-        "lecturekit/training.py",
-        "_noisy_descend",
-    ): "training.py: the training engine itself (gradient descent with Gaussian noise).",
-    (
         "lecturekit/hessian.py",
         "_norms",
     ): "hessian.py: the Lanczos engine itself, on Hessian-vector products (spectral and "
@@ -38,13 +30,14 @@ DERIVATIVE_LOOPS: dict[tuple[str, str], str] = {
     ): "hessian.py: the Lanczos engine itself (top eigenvalue from a fixed number of steps).",
     (
         "lecturekit/hessian.py",
-        "spectral_density",
-    ): "hessian.py: stochastic Lanczos quadrature, lax.map of the Lanczos engine over probes.",
+        "top_eigenpairs",
+    ): "hessian.py: the Lanczos engine itself (the top eigenpairs, Hessian-vector "
+    "products handed to _lanczos).",
     (
         "lecturekit/hessian.py",
-        "trace_estimate",
-    ): "hessian.py: Hutchinson's trace estimate, lax.map of Hessian-vector products over "
-    "probes.",
+        "_spectral_density",
+    ): "hessian.py: stochastic Lanczos quadrature, lax.map of the tridiagonal Lanczos "
+    "over probes.",
     (
         "lecturekit/tangent.py",
         "_vector_product_ntk",
@@ -95,35 +88,6 @@ DERIVATIVE_LOOPS: dict[tuple[str, str], str] = {
 # Random-number draws outside lecturekit/sampling.py.
 RANDOM_SITES: dict[tuple[str, str], str] = {
     # ---- the library
-    (
-        "lecturekit/training.py",
-        "_stochastic_descend",
-    ): "training.py: the minibatch indices of the training engine's SGD (jax.random.choice).",
-    (
-        "lecturekit/criticality.py",
-        "relu_output_mixture",
-    ): "To move: uniforms turned into binomial and chi-square draws by inverse CDFs, a "
-    "sampler of its own (sampling has no uniform draw).",
-    (
-        "lecturekit/implicit_bias/diagonal.py",
-        "sparse_regression_problem",
-    ): "To move: support, signs and magnitudes of a sparse teacher (choice, bernoulli, "
-    "uniform) drawn outside sampling.",
-    (
-        "lecturekit/implicit_bias/sgd_noise.py",
-        "_fdr_run",
-    ): "To move: Bernoulli minibatch masks of an SGD chain that duplicates "
-    "training.stochastic_descend with a hand-written gradient.",
-    (
-        "lecturekit/implicit_bias/sgd_noise.py",
-        "_circle_run",
-    ): "To move: uniform initial angles of the circle chains (their step noise already "
-    "comes from sampling.standard_normal).",
-    (
-        "lecturekit/implicit_bias/sgd_noise.py",
-        "_walk_run",
-    ): "To move: uniform start positions and +-1 steps of a discrete random walk, drawn "
-    "outside sampling.",
     (
         "lecturekit/plotting.py",
         "regions_2d",

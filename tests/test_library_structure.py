@@ -80,7 +80,11 @@ KEY_HANDLING = {"key", "PRNGKey", "split", "fold_in", "key_data", "wrap_key_data
 
 # layer-4 module -> why it takes derivatives with JAX itself rather than through
 # tangent / hessian / training
-OWN_DERIVATIVES: dict[str, str] = {}
+OWN_DERIVATIVES: dict[str, str] = {
+    "heads": "the Jacobian of an output head g (softmax, ...) with respect to the network's "
+    "outputs, a k x k' matrix per example, chained into the network's own per-layer "
+    "terms; no derivative in the parameters is taken here",
+}
 # layer-4 module -> why it draws random numbers itself rather than through sampling
 OWN_DRAWS: dict[str, str] = {}
 
