@@ -3,13 +3,14 @@
 For one example (x, y) and the one-hidden-layer ReLU network
 f = sum_i v_i relu(u_i . x / sqrt(d)) / sqrt(m), the quadratic model
 (:func:`lecturekit.quadratic.quadratic_model`) is the frozen-activation bilinear model
-z = sum_i s_i v_i u_i . x / sqrt(m d), s_i = 1{u_i(0) . x > 0} (the convention relu'(0) = 0
-of lecturekit and of JAX; the tie u_i(0) . x = 0 has probability zero). Gradient descent on
-L = (z - y)^2 / 2 with learning rate ``lr`` (eta in the text) closes on the residual
-r = z - y and the tangent kernel lambda = ||grad z||^2:
+z = sum_i s_i v_i u_i . x / sqrt(m d), s_i = 1{u_i(0) . x > 0} (the convention
+relu'(0) = 0 of lecturekit and of JAX; the tie u_i(0) . x = 0 has probability zero).
+Gradient descent on L = (z - y)^2 / 2 with learning rate ``lr`` (eta in the text) closes
+on the residual r = z - y and the tangent kernel lambda = ||grad z||^2:
 
     r_{t+1}      = r_t (1 - eta lambda_t + eta^2 c z_t r_t),
-    lambda_{t+1} = lambda_t + eta c r_t^2 (eta lambda_t - 4 z_t / r_t),   c = ||x||^2 / (m d).
+    lambda_{t+1} = lambda_t + eta c r_t^2 (eta lambda_t - 4 z_t / r_t),   c = ||x||^2 /
+    (m d).
 
 * :func:`catapult_constants` computes (r_0, lambda_0, c) from a network's parameters;
 * :func:`catapult_recursion` iterates the recursion (``lax.scan``, vectorizable with
@@ -23,11 +24,12 @@ r = z - y and the tangent kernel lambda = ||grad z||^2:
   real networks leave it; :func:`gd_with_sharpness` records the sharpness
   lambda_max(nabla^2 L) along a run (the edge of stability).
 
-Losses are the square loss of :mod:`lecturekit.training`, L = (1/2n) sum_a (f(x_a) - y_a)^2,
-which for the one example of the recursion is L = r^2 / 2.
+Losses are the square loss of :mod:`lecturekit.training`, L = (1/2n) sum_a (f(x_a) -
+y_a)^2, which for the one example of the recursion is L = r^2 / 2.
 
-A trajectory whose residual exceeds ``DIVERGED`` = 1e100 is called divergent and is frozen
-there, so that a divergent run never produces inf/NaN (which would poison vmapped sweeps).
+A trajectory whose residual exceeds ``DIVERGED`` = 1e100 is called divergent and is
+frozen there, so that a divergent run never produces inf/NaN (which would poison vmapped
+sweeps).
 """
 
 from __future__ import annotations
@@ -82,7 +84,8 @@ class CatapultConstants(NamedTuple):
     Attributes:
         r0: initial residual z_0 - y.
         lam0: initial tangent kernel lambda_0 = ||grad z||^2.
-        c: ||x||^2 / (m d) times the multipliers squared (see :func:`catapult_constants`).
+        c: ||x||^2 / (m d) times the multipliers squared
+            (see :func:`catapult_constants`).
         y: the label.
 
     Example:
@@ -103,15 +106,18 @@ class CatapultConstants(NamedTuple):
 def catapult_constants(
     net: Any, params: Any, x: ArrayLike, y: float
 ) -> CatapultConstants:
-    """(r0, lambda0, c, y) of the one-example problem for a one-hidden-layer ReLU network.
+    """(r0, lambda0, c, y) of the one-example problem for a one-hidden-layer ReLU
+    network.
 
     The network must be ``nets.mlp((d, m, 1), "relu", w_std=s_w, b_std=0, out_w_std=s_v,
-    out_b_std=0)`` (NTK parameterization), i.e. f(x) = s_v s_w sum_i v_i relu(u_i . x) / sqrt(m d)
-    with u_i = W1[:, i], v_i = W2[i, 0]; with s_w = s_v = 1 this is the network
-    f = sum_i v_i relu(u_i . x / sqrt(d)) / sqrt(m) of the catapult analysis. Then, with
-    kappa = s_v s_w / sqrt(m d), a_i = u_i . x and s_i = 1{a_i > 0} (relu'(0) = 0),
+    out_b_std=0)`` (NTK parameterization), i.e. f(x) = s_v s_w sum_i v_i relu(u_i . x) /
+    sqrt(m d) with u_i = W1[:, i], v_i = W2[i, 0]; with s_w = s_v = 1 this is the
+    network f = sum_i v_i relu(u_i . x / sqrt(d)) / sqrt(m) of the catapult analysis.
+    Then, with kappa = s_v s_w / sqrt(m d), a_i = u_i . x and s_i = 1{a_i > 0}
+    (relu'(0) = 0),
 
-        lambda0 = kappa^2 sum_i s_i (v_i^2 ||x||^2 + a_i^2),   c = kappa^2 ||x||^2,   r0 = f(x) - y.
+        lambda0 = kappa^2 sum_i s_i (v_i^2 ||x||^2 + a_i^2),   c = kappa^2 ||x||^2,
+        r0 = f(x) - y.
 
     Computed in NumPy on the host (no compilation per width).
 
@@ -151,8 +157,10 @@ def catapult_constants(
         or net.output_dim != 1
     ):
         raise ValueError(
-            "net must be a one-hidden-layer ReLU network in the NTK parameterization with "
-            "b_std = out_b_std = 0, no output activation and one output (the one-point recursion's model)"
+            "net must be a one-hidden-layer ReLU network in the NTK parameterization "
+            "with "
+            "b_std = out_b_std = 0, no output activation and one output (the one-point "
+            "recursion's model)"
         )
     net.check_params(params)
     x = as_float_array(x, name="x", ndim=1)
@@ -204,18 +212,21 @@ def catapult_recursion(
     lr: ArrayLike,
     steps: int,
 ) -> tuple[jax.Array, jax.Array]:
-    """Iterate the one-example recursion for ``steps`` steps at learning rate ``lr`` (eta).
+    """Iterate the one-example recursion for ``steps`` steps at learning rate ``lr``
+    (eta).
 
-        r_{t+1}      = r_t (1 - eta lambda_t + eta^2 c z_t r_t),           z_t = r_t + y,
-        lambda_{t+1} = lambda_t + eta c r_t (eta lambda_t r_t - 4 z_t).
+        r_{t+1}      = r_t (1 - eta lambda_t + eta^2 c z_t r_t),           z_t = r_t +
+        y, lambda_{t+1} = lambda_t + eta c r_t (eta lambda_t r_t - 4 z_t).
 
     This is gradient descent on L = r^2/2 for the quadratic model of the network of
-    :func:`catapult_constants`. A residual that exceeds ``DIVERGED`` = 1e100 is frozen at
-    +-1e100 (divergence), lambda at its last value.
+    :func:`catapult_constants`. A residual that exceeds ``DIVERGED`` = 1e100 is frozen
+    at +-1e100 (divergence), lambda at its last value.
 
     Args:
-        r0, lam0, c, y: scalars (e.g. the fields of :class:`CatapultConstants`); lam0, c >= 0.
-        lr: the learning rate eta > 0 (a scalar; ``jax.vmap`` over any argument for sweeps).
+        r0, lam0, c, y: scalars (e.g. the fields of :class:`CatapultConstants`); lam0, c
+            >= 0.
+        lr: the learning rate eta > 0 (a scalar; ``jax.vmap`` over any argument for
+            sweeps).
         steps: number of steps (Python int >= 1).
 
     Returns:
@@ -240,7 +251,8 @@ def _check_catapult_scalars(**scalars) -> None:
         a = as_float_array(value, name=name)
         if a.ndim != 0:
             raise ValueError(
-                f"{name} must be a scalar (vmap the function for sweeps), got shape {tuple(a.shape)}"
+                f"{name} must be a scalar (vmap the function for sweeps), got shape "
+                f"{tuple(a.shape)}"
             )
         if name in ("lam0", "c"):
             check_range(a, name=name, lo=0.0)
@@ -287,10 +299,11 @@ def classify_regime(
 ) -> str:
     """The regime of a gradient-descent run from its losses L_0..L_T (and kernels).
 
-    * ``"divergent"``: the last loss is not finite or exceeds 1e100 (or, without ``lams``,
-      is not below the first);
-    * ``"dead"`` (needs the tangent kernels ``lams``): the loss is stuck because the kernel
-      has collapsed, lambda_T < 1e-10 lambda_0 (a ReLU network whose units all switched off);
+    * ``"divergent"``: the last loss is not finite or exceeds 1e100 (or, without
+      ``lams``, is not below the first);
+    * ``"dead"`` (needs the tangent kernels ``lams``): the loss is stuck because the
+      kernel has collapsed, lambda_T < 1e-10 lambda_0 (a ReLU network whose units all
+      switched off);
     * ``"linear"``: converged (L_T < tol max(L_0, 1)) and the loss never rose above L_0;
     * ``"catapult"``: converged after the loss rose above L_0;
     * ``"undecided"``: none of these (run longer).
@@ -312,7 +325,8 @@ def classify_regime(
     loss = as_host_float_array(losses, name="losses", ndim=1, finite=False)
     if loss.size < 2:
         raise ValueError(
-            f"losses must be a 1-D trajectory with at least 2 entries, got shape {loss.shape}"
+            "losses must be a 1-D trajectory with at least 2 entries, got shape "
+            f"{loss.shape}"
         )
     tol = check_real(tol, name="tol", positive=True)
     if lams is not None:
@@ -355,11 +369,12 @@ def catapult_peak(losses: ArrayLike) -> tuple[float, int]:
 
 
 def catapult_duration(lams: ArrayLike, lr: float, *, level: float = 0.5) -> int:
-    """Number of steps until the tangent kernel has fallen ``level`` of the way to 2/eta.
+    """Number of steps until the tangent kernel has fallen ``level`` of the way to
+    2/eta.
 
-    The first t with lambda_t <= lambda_0 - level (lambda_0 - 2/eta), eta = ``lr``: the end
-    of the catapult's rise, when the kernel has moved by a finite fraction of what it must
-    lose.
+    The first t with lambda_t <= lambda_0 - level (lambda_0 - 2/eta), eta = ``lr``: the
+    end of the catapult's rise, when the kernel has moved by a finite fraction of what
+    it must lose.
 
     Args:
         lams: the kernels lambda_t, shape (T + 1,).
@@ -383,7 +398,7 @@ def catapult_duration(lams: ArrayLike, lr: float, *, level: float = 0.5) -> int:
     return int(hit[0]) if hit.size else -1
 
 
-# ----------------------------------------------------------------------------- gradient descent
+# --------------------------------------------------------------------- gradient descent
 @jax.tree_util.register_dataclass
 @dataclass(frozen=True)
 class _QuadraticModel:
@@ -425,7 +440,8 @@ def _check_gd_args(f, params0, x, y, steps):
     y = as_float_array(y, name="y", ndim=1)
     if y.shape != (x.shape[0],):
         raise ValueError(
-            f"y must have shape ({x.shape[0]},) for x of shape {tuple(x.shape)}, got {y.shape}"
+            f"y must have shape ({x.shape[0]},) for x of shape {tuple(x.shape)}, got "
+            f"{y.shape}"
         )
     return x, y, check_positive_int(steps, name="steps")
 
@@ -440,17 +456,19 @@ def gd_one_point(
     *,
     quadratic: bool = False,
 ) -> _training.Trajectory:
-    """Gradient descent on the square loss, recording the tangent kernel of the first example.
+    """Gradient descent on the square loss, recording the tangent kernel of the first
+    example.
 
-    :func:`lecturekit.training.descend` on L = (1/2n) sum_a (f(params, x_a) - y_a)^2 (for one
-    example, L = (f(x) - y)^2 / 2, the loss of the recursion) with learning rate ``lr``,
-    observing lambda_t = ||grad_params f(params_t, x_0)||^2 at every step (the whole tangent
-    kernel when n = 1). With ``quadratic=True`` the model trained is the quadratic model of
-    ``f`` around ``params0`` (:func:`lecturekit.quadratic.quadratic_model`), else ``f``
-    itself. A run whose loss exceeds ``DIVERGED`` = 1e100 (or is not finite) is frozen
-    there: its later losses are +inf (``diverged_at`` says when). ``f`` is a static
-    argument of a jitted program: pass the same function object to reuse compilations
-    (``lr`` is traced: new values compile nothing).
+    :func:`lecturekit.training.descend` on L = (1/2n) sum_a (f(params, x_a) - y_a)^2
+    (for one example, L = (f(x) - y)^2 / 2, the loss of the recursion) with learning
+    rate ``lr``, observing lambda_t = ||grad_params f(params_t, x_0)||^2 at every step
+    (the whole tangent kernel when n = 1). With ``quadratic=True`` the model trained is
+    the quadratic model of ``f`` around ``params0``
+    (:func:`lecturekit.quadratic.quadratic_model`), else ``f`` itself. A run whose loss
+    exceeds ``DIVERGED`` = 1e100 (or is not finite) is frozen there: its later losses
+    are +inf (``diverged_at`` says when). ``f`` is a static argument of a jitted
+    program: pass the same function object to reuse compilations (``lr`` is traced: new
+    values compile nothing).
 
     Args:
         f: the model f(params, x) -> (n,).
@@ -491,15 +509,16 @@ def gd_sweep(
     *,
     quadratic: bool = False,
 ) -> _training.Trajectory:
-    """:func:`gd_one_point` for every learning rate in ``lrs`` at once (``vmap`` over lr).
+    """:func:`gd_one_point` for every learning rate in ``lrs`` at once (``vmap`` over
+    lr).
 
     Args:
         f, params0, x, y, steps, quadratic: as in :func:`gd_one_point`.
         lrs: learning rates, shape (k,), all > 0.
 
     Returns:
-        a :class:`lecturekit.training.Trajectory` whose every field has a leading axis k:
-        ``losses`` and ``observed`` (the kernels) of shape (k, steps + 1).
+        a :class:`lecturekit.training.Trajectory` whose every field has a leading axis
+        k: ``losses`` and ``observed`` (the kernels) of shape (k, steps + 1).
 
     Example:
         >>> import jax.numpy as jnp
@@ -533,11 +552,11 @@ def gd_with_sharpness(
 ) -> _training.Trajectory:
     """Full-batch gradient descent on the square loss, observing the sharpness.
 
-    :func:`lecturekit.training.descend` on L = (1/2n) sum_a (f(params, x_a) - y_a)^2 with
-    learning rate ``lr``, observing the sharpness lambda_max(nabla^2 L) every ``every``
-    steps by :func:`lecturekit.hessian.top_eigenvalue` (``lanczos_steps`` Lanczos steps
-    from the same start vector, drawn with ``key``, at every observation). ``lr`` is traced
-    (a new value compiles nothing).
+    :func:`lecturekit.training.descend` on L = (1/2n) sum_a (f(params, x_a) - y_a)^2
+    with learning rate ``lr``, observing the sharpness lambda_max(nabla^2 L) every
+    ``every`` steps by :func:`lecturekit.hessian.top_eigenvalue` (``lanczos_steps``
+    Lanczos steps from the same start vector, drawn with ``key``, at every observation).
+    ``lr`` is traced (a new value compiles nothing).
 
     Args:
         f: the model f(params, x) -> (n,).
@@ -551,8 +570,8 @@ def gd_with_sharpness(
         lanczos_steps: Lanczos steps per sharpness estimate (>= 2).
 
     Returns:
-        a :class:`lecturekit.training.Trajectory`: ``losses`` (steps + 1,) and ``observed``
-        the sharpness at ``steps`` = 0, every, ..., steps.
+        a :class:`lecturekit.training.Trajectory`: ``losses`` (steps + 1,) and
+        ``observed`` the sharpness at ``steps`` = 0, every, ..., steps.
 
     Example:
         >>> import jax, jax.numpy as jnp

@@ -1,4 +1,5 @@
-"""Measurements of feature learning: how far the hidden layer of a network moves (Chapter 7).
+"""Measurements of feature learning: how far the hidden layer of a network moves
+(Chapter 7).
 
 Conventions. Networks are :func:`lecturekit.nets.mlp` networks; their first-layer weight
 matrix W is stored as (fan_in, fan_out) = (d, m), so hidden unit i has the weight vector
@@ -12,8 +13,8 @@ layer, Phi(x_i) . Phi(x_j) / n_L. Training uses the one engine
 * :func:`single_index_data`: Gaussian inputs and the single-index target (<u, x>)^2 - 1;
 * :func:`relative_change`, :func:`feature_kernel`, :func:`top_direction_overlap`,
   :func:`direction_energy`: what moved;
-* :func:`largest_stable_lr`: 2n / lambda_max of the empirical tangent kernel, the largest
-  stable step of gradient descent on the linearized model;
+* :func:`largest_stable_lr`: 2n / lambda_max of the empirical tangent kernel, the
+  largest stable step of gradient descent on the linearized model;
 * :func:`feature_movement`: one training run and the relative change of the first-layer
   weights and of the feature kernel;
 * :func:`effective_scalings`: the initial variance and the step of every layer's
@@ -65,7 +66,9 @@ __all__ = [
 
 
 def _unit(u: ArrayLike, name: str = "u") -> np.ndarray:
-    """u / ||u|| as a NumPy array (checked on the host: nothing is compiled on bad input)."""
+    """u / ||u|| as a NumPy array (checked on the host: nothing is compiled on bad
+    input).
+    """
     u = np.asarray(as_float_array(u, name=name, ndim=1))
     norm = float(np.linalg.norm(u))
     if norm == 0.0:
@@ -161,7 +164,8 @@ def feature_kernel(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
 
 
 def top_direction_overlap(w0: ArrayLike, w1: ArrayLike, u: ArrayLike) -> float:
-    """The absolute cosine between u and the top input-side singular vector of W_1 - W_0.
+    """The absolute cosine between u and the top input-side singular vector of W_1 -
+    W_0.
 
     W is a first-layer weight matrix in the (d, m) layout of :mod:`lecturekit.nets`
     (hidden unit i is the column W[:, i]); v is the top left singular vector of
@@ -204,8 +208,8 @@ def direction_energy(w: ArrayLike, u: ArrayLike) -> float:
     """How much of a weight matrix lies along u, relative to an isotropic one.
 
     Returns d ||W^T u||^2 / (||u||^2 ||W||_F^2) for W of shape (d, m) (hidden unit i is
-    the column W[:, i]). For W with i.i.d. entries its mean is about 1; it is d when every
-    unit points along u. A measure of learned features that, unlike
+    the column W[:, i]). For W with i.i.d. entries its mean is about 1; it is d when
+    every unit points along u. A measure of learned features that, unlike
     :func:`top_direction_overlap`, also sees how large the learned part is next to the
     random initialization.
 
@@ -246,8 +250,8 @@ def largest_stable_lr(
     (1/2n) sum_i (f(x_i) - y_i)^2 of the model linearized at ``params`` the residual
     evolves as r <- (I - lr Theta / n) r, which is stable iff lr < 2n / lambda_max.
     With ``biases_only`` the kernel is that of the biases alone,
-    Theta_b = J_b J_b^T = sum_l mb_l^2 delta_l delta_l^T (J_b the Jacobian of the outputs
-    with respect to every bias, delta_l the output gradient of layer l from
+    Theta_b = J_b J_b^T = sum_l mb_l^2 delta_l delta_l^T (J_b the Jacobian of the
+    outputs with respect to every bias, delta_l the output gradient of layer l from
     :meth:`lecturekit.nets.MLP.backward`): the threshold of a step that moves only the
     biases.
 
@@ -276,7 +280,8 @@ def largest_stable_lr(
     x = as_float_array(x, name="x", ndim=2)
     if x.shape[1] != net.input_dim:
         raise ValueError(
-            f"x must have shape (n, {net.input_dim}) for this network, got {tuple(x.shape)}"
+            f"x must have shape (n, {net.input_dim}) for this network, got "
+            f"{tuple(x.shape)}"
         )
     if biases_only:
         net.check_params(params)
@@ -290,7 +295,9 @@ def largest_stable_lr(
 
 @partial(jax.jit, static_argnums=0)
 def _bias_kernel(net: _nets.MLP, params: Any, x: jax.Array) -> jax.Array:
-    """sum_l mb_l^2 delta_l delta_l^T: the tangent kernel of the biases of a scalar network."""
+    """sum_l mb_l^2 delta_l delta_l^T: the tangent kernel of the biases of a scalar
+    network.
+    """
     bw = net.backward(params, x)
     return sum(
         mb**2 * (d[:, 0, :] @ d[:, 0, :].T)
@@ -329,7 +336,8 @@ def feature_movement(
     steps: int,
     alpha: float | None = None,
 ) -> FeatureMovement:
-    """Train ``net`` by full-batch gradient descent and measure how far its features moved.
+    """Train ``net`` by full-batch gradient descent and measure how far its features
+    moved.
 
     Runs :func:`lecturekit.training.gradient_descent` for ``steps`` steps of size
     ``lr`` on the square loss (1/2n) sum_i (f(x_i) - y_i)^2 (``alpha=None``) or on the
@@ -370,7 +378,8 @@ def feature_movement(
         alpha = check_real(alpha, name="alpha", positive=True)
     if x.shape[1] != net.input_dim or y.shape[0] != x.shape[0]:
         raise ValueError(
-            f"x and y must have shapes (n, {net.input_dim}) and (n,), got {tuple(x.shape)} and "
+            f"x and y must have shapes (n, {net.input_dim}) and (n,), got "
+            f"{tuple(x.shape)} and "
             f"{tuple(y.shape)}"
         )
     # (1/alpha^2) L(alpha (f - f_0), y) = L(f - f_0, y / alpha): one compiled run serves
@@ -402,7 +411,8 @@ class _Centred:
 
 
 class LayerScalings(NamedTuple):
-    """What :func:`effective_scalings` returns: one entry per dense layer, the readout last.
+    """What :func:`effective_scalings` returns: one entry per dense layer, the readout
+    last.
 
     A layer of a :func:`lecturekit.nets.mlp` network computes z = mW h W + mb b; its
     *effective* weights are mW W and mb b. Gradient descent with step lr on the stored
@@ -432,12 +442,12 @@ def effective_scalings(net: _nets.MLP) -> LayerScalings:
 
     Read off the network's forward multipliers (:meth:`lecturekit.nets.MLP.multipliers`)
     and the standard deviations its :meth:`~lecturekit.nets.MLP.init` draws
-    (:meth:`lecturekit.nets.MLP.init_stds`): for the effective weights mW W of each layer,
-    the initial variance (mW std_W)^2 and the step mW^2 per unit of the global lr (and the
-    same for the biases). Evaluated at two widths, the table gives the exponents of width
-    that define a parameterization, e.g. muP for SGD: variance 1/fan_in and step
-    proportional to fan_out for the input layer, variance 1/fan_in^2 and step 1/fan_in
-    for the readout (Tensor Programs V).
+    (:meth:`lecturekit.nets.MLP.init_stds`): for the effective weights mW W of each
+    layer, the initial variance (mW std_W)^2 and the step mW^2 per unit of the global lr
+    (and the same for the biases). Evaluated at two widths, the table gives the
+    exponents of width that define a parameterization, e.g. muP for SGD: variance
+    1/fan_in and step proportional to fan_out for the input layer, variance 1/fan_in^2
+    and step 1/fan_in for the readout (Tensor Programs V).
 
     Args:
         net: a :func:`lecturekit.nets.mlp` network.
@@ -481,13 +491,15 @@ def lr_sweep(
     stop_above: float = 1e6,
     batch_size: int | None = None,
 ) -> jax.Array:
-    """Training loss after ``steps`` steps of gradient descent, for every (initialization, lr).
+    """Training loss after ``steps`` steps of gradient descent, for every
+    (initialization, lr).
 
-    Draws ``seeds`` networks with :meth:`lecturekit.nets.MLP.init_many` (key, seeds, dtype)
-    and trains each from its initialization at every step size of ``lrs`` by full-batch
-    gradient descent (:func:`lecturekit.training.gradient_descent`) on the square loss
-    (1/2n) sum_i (f(x_i) - y_i)^2, all runs in one compiled program. A run whose loss
-    becomes non-finite or exceeds ``stop_above`` is stopped and reported as +inf (diverged).
+    Draws ``seeds`` networks with :meth:`lecturekit.nets.MLP.init_many` (key, seeds,
+    dtype) and trains each from its initialization at every step size of ``lrs`` by
+    full-batch gradient descent (:func:`lecturekit.training.gradient_descent`) on the
+    square loss (1/2n) sum_i (f(x_i) - y_i)^2, all runs in one compiled program. A run
+    whose loss becomes non-finite or exceeds ``stop_above`` is stopped and reported as
+    +inf (diverged).
 
     Args:
         net: a scalar-output :func:`lecturekit.nets.mlp` network.
@@ -499,9 +511,9 @@ def lr_sweep(
         steps: number of gradient-descent steps, >= 1.
         dtype: floating dtype of the runs (parameters and data), None for JAX's default.
         stop_above: loss above which a run counts as diverged, > 0.
-        batch_size: how many runs are vectorized together (``jax.lax.map``'s batch size);
-            None vectorizes the r step sizes of one initialization. Only the speed depends
-            on it.
+        batch_size: how many runs are vectorized together (``jax.lax.map``'s batch
+            size); None vectorizes the r step sizes of one initialization. Only the
+            speed depends on it.
 
     Returns:
         The final losses, shape (seeds, r): entry [s, j] is network s trained at lrs[j].
@@ -527,7 +539,8 @@ def lr_sweep(
     y = as_float_array(y, name="y", ndim=1)
     if x.shape[1] != net.input_dim or y.shape[0] != x.shape[0]:
         raise ValueError(
-            f"x and y must have shapes (n, {net.input_dim}) and (n,), got {tuple(x.shape)} and "
+            f"x and y must have shapes (n, {net.input_dim}) and (n,), got "
+            f"{tuple(x.shape)} and "
             f"{tuple(y.shape)}"
         )
     lrs = np.asarray(as_float_array(lrs, name="lrs", ndim=1))
@@ -570,14 +583,15 @@ def _lr_sweep(net, params, x, y, lrs, steps, stop_above, batch_size):
 
 
 def best_lr(lrs: ArrayLike, losses: ArrayLike) -> np.ndarray:
-    """The best step size of each row of a sweep: the vertex of a parabola in log-log axes.
+    """The best step size of each row of a sweep: the vertex of a parabola in log-log
+    axes.
 
     ``lrs`` is a geometric grid (constant ratio). For each row of ``losses`` (one per
     initialization) let k be the grid point of the smallest loss. The estimate is the
-    vertex of the parabola through (log lr, log loss) at k - 1, k, k + 1, which lies within
-    half a grid step of lrs[k]; if the loss at k + 1 is not finite (the run diverged: the
-    optimum sits at the divergence cliff) it is lrs[k] itself. Where k is the first or the
-    last grid point the optimum is not bracketed and the result is NaN.
+    vertex of the parabola through (log lr, log loss) at k - 1, k, k + 1, which lies
+    within half a grid step of lrs[k]; if the loss at k + 1 is not finite (the run
+    diverged: the optimum sits at the divergence cliff) it is lrs[k] itself. Where k is
+    the first or the last grid point the optimum is not bracketed and the result is NaN.
 
     Args:
         lrs: the step sizes, shape (r,), r >= 3, increasing geometrically.

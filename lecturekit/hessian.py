@@ -7,7 +7,8 @@ order of ``jax.flatten_util.ravel_pytree(params)``.
 
 * :func:`hvp` computes H v by forward-over-reverse differentiation,
   H v = d/dt grad f(params + t v) at t = 0, at the cost of a few gradient evaluations.
-* The Lanczos iteration on those products (H is never formed) exists twice, for two uses:
+* The Lanczos iteration on those products (H is never formed) exists twice, for two
+  uses:
 
   - :func:`lanczos` runs on the host with a stopping rule (below), full
     reorthogonalization while the Krylov basis fits in memory, and returns Ritz values,
@@ -33,14 +34,14 @@ order of ``jax.flatten_util.ravel_pytree(params)``.
   engines.
 
 Three-term recurrence (both versions): q_1 = v0/||v0||,
-beta_j q_{j+1} = H q_j - alpha_j q_j - beta_{j-1} q_{j-1}, alpha_j = q_j . H q_j; after k
-steps T_k = tridiag(beta, alpha, beta) is the matrix of H in the basis q_1..q_k.
+beta_j q_{j+1} = H q_j - alpha_j q_j - beta_{j-1} q_{j-1}, alpha_j = q_j . H q_j; after
+k steps T_k = tridiag(beta, alpha, beta) is the matrix of H in the basis q_1..q_k.
 
 Stopping rule of :func:`lanczos`. After k steps T_k has Ritz pairs (theta_j, s_j); the
-Ritz vector's residual is r_j = ``|beta_k s_j[k-1]|``, and some eigenvalue of H lies within
-min(r_j, r_j^2 / gap_j) of theta_j (gap_j: distance from theta_j to the other Ritz
-values; Kahan-Parlett-Jiang). The iteration stops when both extreme Ritz values (the
-largest and the smallest) satisfy this bound at the relative level ``tol`` of the
+Ritz vector's residual is r_j = ``|beta_k s_j[k-1]|``, and some eigenvalue of H lies
+within min(r_j, r_j^2 / gap_j) of theta_j (gap_j: distance from theta_j to the other
+Ritz values; Kahan-Parlett-Jiang). The iteration stops when both extreme Ritz values
+(the largest and the smallest) satisfy this bound at the relative level ``tol`` of the
 current norm estimate, never on "the estimate stopped changing", which stops far too
 early when the extreme eigenvalues of a wide network are clustered.
 """
@@ -219,8 +220,8 @@ class SpectralDensity(NamedTuple):
     """Output of :func:`spectral_density`: one Gauss quadrature rule per probe.
 
     The density estimate is the mean over probes i of
-    sum_j weights[i, j] delta(lambda - nodes[i, j]) (smooth it, e.g. with a narrow Gaussian,
-    to plot it).
+    sum_j weights[i, j] delta(lambda - nodes[i, j]) (smooth it, e.g. with a narrow
+    Gaussian, to plot it).
 
     Attributes:
         nodes: Ritz values, shape (num_probes, num_steps), increasing along each row.
@@ -387,7 +388,8 @@ def _check_fn_and_params(f: Any, params: Any) -> tuple[jax.Array, Callable]:
         raise ValueError(f"f(params) could not be evaluated: {err}") from None
     if getattr(out, "shape", None) != ():
         raise ValueError(
-            f"f(params) must return a scalar, got shape {getattr(out, 'shape', type(out).__name__)}; "
+            "f(params) must return a scalar, got shape "
+            f"{getattr(out, 'shape', type(out).__name__)}; "
             "for a network at one input use e.g. lambda p: net.apply(p, x[None])[0]"
         )
     return jax.device_put(flat), unravel
@@ -396,7 +398,8 @@ def _check_fn_and_params(f: Any, params: Any) -> tuple[jax.Array, Callable]:
 def hvp(f: ScalarFn, params: Any, v: Any) -> Any:
     """Hessian-vector product H(params) v of a scalar function, without forming H.
 
-    Computed as the directional derivative of the gradient, ``jax.jvp(grad f, params, v)``.
+    Computed as the directional derivative of the gradient, ``jax.jvp(grad f, params,
+    v)``.
 
     Args:
         f: scalar function of a pytree, ``f(params) -> ()``.
@@ -421,7 +424,8 @@ def hvp(f: ScalarFn, params: Any, v: Any) -> Any:
     v_flat, _ = flatten(v)
     if v_flat.shape != flat.shape:
         raise ValueError(
-            f"v must have the structure and sizes of params ({flat.size} numbers), got {v_flat.size}"
+            f"v must have the structure and sizes of params ({flat.size} numbers), got "
+            f"{v_flat.size}"
         )
     return _hvp(f, params, v)
 
@@ -451,8 +455,9 @@ class _HessianProduct:
 
 
 def _three_term(matvec, q, q_prev, beta_prev, args=()):
-    """One step of the recurrence: (alpha_j, w) with w = A q_j - alpha_j q_j - beta_{j-1} q_{j-1},
-    plus the aux output of ``matvec`` when it returns a pair (else None)."""
+    """One step of the recurrence: (alpha_j, w) with w = A q_j - alpha_j q_j -
+    beta_{j-1} q_{j-1}, plus the aux output of ``matvec`` when it returns a pair (else
+    None)."""
     out = matvec(q, *args)
     v, aux = out if isinstance(out, tuple) else (out, None)
     alpha = jnp.vdot(q, v)
@@ -479,7 +484,7 @@ def _ritz(
     return vals, vecs, errors
 
 
-# --------------------------------------------------------------------------- Lanczos, host
+# ------------------------------------------------------------------------ Lanczos, host
 def lanczos(
     matvec: Callable[[jax.Array], jax.Array],
     v0: ArrayLike,
@@ -491,15 +496,17 @@ def lanczos(
     check_every: int = 4,
     args: tuple = (),
 ) -> LanczosResult:
-    """Lanczos iteration with a stopping rule, for a symmetric linear map on vectors of size P.
+    """Lanczos iteration with a stopping rule, for a symmetric linear map on vectors of
+    size P.
 
     Builds the orthonormal Krylov basis by the three-term recurrence (module docstring),
-    with full reorthogonalization (classical Gram-Schmidt, repeated when it cancels much:
-    DGKS) while the basis fits in ``REORTH_BYTES``. Stops when both extreme Ritz values are
-    within ``tol`` (relative to the largest ``|Ritz value|``) of an eigenvalue by the residual
-    bound min(r, r^2/gap), when the Krylov space becomes invariant, or after ``max_iter``
-    steps. Runs on the host: one compiled step, a Python loop (for a fixed number of steps
-    inside ``jit``/``vmap`` use :func:`lanczos_tridiagonal`).
+    with full reorthogonalization (classical Gram-Schmidt, repeated when it cancels
+    much: DGKS) while the basis fits in ``REORTH_BYTES``. Stops when both extreme Ritz
+    values are within ``tol`` (relative to the largest ``|Ritz value|``) of an
+    eigenvalue by the residual bound min(r, r^2/gap), when the Krylov space becomes
+    invariant, or after ``max_iter`` steps. Runs on the host: one compiled step, a
+    Python loop (for a fixed number of steps inside ``jit``/``vmap``
+    use :func:`lanczos_tridiagonal`).
 
     Args:
         matvec: ``matvec(v, *args) -> A v`` for a symmetric A; traceable (it is compiled
@@ -535,7 +542,8 @@ def lanczos(
     check_every = check_positive_int(check_every, name="check_every")
     if not isinstance(args, tuple):
         raise TypeError(
-            f"args must be a tuple of extra operands of matvec, got {type(args).__name__}"
+            "args must be a tuple of extra operands of matvec, got "
+            f"{type(args).__name__}"
         )
     return _lanczos(
         matvec,
@@ -550,8 +558,8 @@ def lanczos(
 
 
 def _lanczos(matvec, v0, *, tol, max_iter, keep_basis, min_iter, check_every, args):
-    """:func:`lanczos`; a ``matvec`` that returns a pair (A v, aux) also gets the aux of the
-    first product returned: (LanczosResult, aux or None).
+    """:func:`lanczos`; a ``matvec`` that returns a pair (A v, aux) also gets the aux of
+    the first product returned: (LanczosResult, aux or None).
 
     The reorthogonalization runs in NumPy on the host (the device is the CPU here): its
     products cost milliseconds, while compiled kernels for it would be compiled anew for
@@ -634,7 +642,7 @@ def _lanczos_step(matvec, w_raw, beta, q_prev, beta_prev, args):
     return q, alpha, w, jnp.linalg.norm(w), aux
 
 
-# --------------------------------------------------------------------------- Lanczos, traceable
+# ------------------------------------------------------------------- Lanczos, traceable
 def lanczos_tridiagonal(
     matvec: Callable[[jax.Array], jax.Array],
     v0: ArrayLike,
@@ -644,15 +652,16 @@ def lanczos_tridiagonal(
 ) -> Tridiagonal:
     """A fixed number of Lanczos steps, traceable: the tridiagonal Lanczos matrix T.
 
-    The three-term recurrence of the module docstring for exactly ``steps`` steps, as one
-    ``lax.fori_loop``: use it inside ``jit``, ``vmap`` (over start vectors, for stochastic
-    Lanczos quadrature) and ``lax.scan`` (the sharpness along a training run). With
-    ``reorthogonalize`` every new vector is orthogonalized twice against all previous ones
-    (the basis, steps x P numbers, is kept in memory); without it only the recurrence runs
-    (memory O(P); Ritz values may then appear twice, which leaves the quadrature of
+    The three-term recurrence of the module docstring for exactly ``steps`` steps, as
+    one ``lax.fori_loop``: use it inside ``jit``, ``vmap`` (over start vectors, for
+    stochastic Lanczos quadrature) and ``lax.scan`` (the sharpness along a training
+    run). With ``reorthogonalize`` every new vector is orthogonalized twice against all
+    previous ones (the basis, steps x P numbers, is kept in memory); without it only the
+    recurrence runs (memory O(P); Ritz values may then appear twice, which leaves the
+    quadrature of
     :func:`lanczos_quadrature` valid but not the multiplicities). If the Krylov space
-    becomes invariant (beta_j = 0, at most P steps) the remaining entries of alpha and beta
-    are zero: a decoupled block whose Ritz values 0 get weight 0 in the quadrature.
+    becomes invariant (beta_j = 0, at most P steps) the remaining entries of alpha and
+    beta are zero: a decoupled block whose Ritz values 0 get weight 0 in the quadrature.
 
     Args:
         matvec: ``matvec(v) -> A v`` for a symmetric A, traceable.
@@ -661,7 +670,8 @@ def lanczos_tridiagonal(
         reorthogonalize: full reorthogonalization (default) or the plain recurrence.
 
     Returns:
-        :class:`Tridiagonal` with ``alpha`` of shape (steps,) and ``beta`` of shape (steps - 1,).
+        :class:`Tridiagonal` with ``alpha`` of shape (steps,) and ``beta`` of shape
+        (steps - 1,).
 
     Example:
         >>> import jax, jax.numpy as jnp
@@ -749,7 +759,8 @@ def lanczos_quadrature(tri: Tridiagonal) -> Quadrature:
         tri: a :class:`Tridiagonal` with alpha (k,) and beta (k - 1,).
 
     Returns:
-        :class:`Quadrature` with ``nodes`` (k,) in increasing order and ``weights`` (k,).
+        :class:`Quadrature` with ``nodes`` (k,) in increasing order and ``weights``
+        (k,).
 
     Example:
         >>> import jax.numpy as jnp
@@ -762,22 +773,26 @@ def lanczos_quadrature(tri: Tridiagonal) -> Quadrature:
     """
     if not isinstance(tri, Tridiagonal):
         raise TypeError(
-            f"tri must be a hessian.Tridiagonal (from lanczos_tridiagonal), got {type(tri).__name__}"
+            "tri must be a hessian.Tridiagonal (from lanczos_tridiagonal), got "
+            f"{type(tri).__name__}"
         )
     alpha = as_float_array(tri.alpha, name="tri.alpha", ndim=1, nonempty=True)
     beta = as_float_array(tri.beta, name="tri.beta", ndim=1)
     if beta.shape[0] != alpha.shape[0] - 1:
         raise ValueError(
-            f"tri.beta must have {alpha.shape[0] - 1} entries for {alpha.shape[0]} alphas, got {beta.shape[0]}"
+            f"tri.beta must have {alpha.shape[0] - 1} entries for {alpha.shape[0]} "
+            f"alphas, got {beta.shape[0]}"
         )
     matrix = jnp.diag(alpha) + jnp.diag(beta, 1) + jnp.diag(beta, -1)
     nodes, vectors = jnp.linalg.eigh(matrix)
     return Quadrature(nodes, vectors[0] ** 2)
 
 
-# --------------------------------------------------------------------------- start vectors, options
+# --------------------------------------------------------------- start vectors, options
 def _start_vector(key: jax.Array | None, flat: jax.Array) -> jax.Array:
-    """Gaussian start vector of the host Lanczos (the numbers of sampling.standard_normal)."""
+    """Gaussian start vector of the host Lanczos (the numbers of
+    sampling.standard_normal).
+    """
     key = jax.random.key(0) if key is None else check_key(key)
     return _sampling.standard_normal(key, (flat.size,), flat.dtype)
 
@@ -793,13 +808,15 @@ def _warn_unconverged(res: LanczosResult, what: str, tol: float) -> None:
         norm = max(abs(res.ritz_values[0]), abs(res.ritz_values[-1]))
         bound = max(res.errors[0], res.errors[-1]) / norm if norm > 0 else float("inf")
         warn_numerical(
-            f"{what}: Lanczos reached max_iter = {res.iterations} before meeting tol = {tol:g}; the returned "
-            f"estimate is only known to a relative error {bound:.2g} (raise max_iter or tol)",
+            f"{what}: Lanczos reached max_iter = {res.iterations} before meeting tol = "
+            f"{tol:g}; the returned "
+            f"estimate is only known to a relative error {bound:.2g} (raise max_iter "
+            "or tol)",
             stacklevel=4,
         )
 
 
-# --------------------------------------------------------------------------- spectral norms
+# ----------------------------------------------------------------------- spectral norms
 def _norms(f, params, key, tol, max_iter, what):
     tol, max_iter = _check_options(tol, max_iter)
     flat, _ = _check_fn_and_params(f, params)
@@ -830,12 +847,13 @@ def spectral_norm(
 ) -> float:
     """Spectral norm max ``|lambda|`` of the Hessian of the scalar f at params.
 
-    :func:`lanczos` on Hessian-vector products (see the module docstring for the stopping
-    rule), started from a Gaussian vector drawn with ``key``. At ``max_iter`` the best
-    estimate so far is returned (no exception) with a :class:`~lecturekit.NumericalWarning`
-    giving its error bound; a ``tol`` within a few units of rounding of the working dtype
-    (float32 unless float64 is enabled) also warns. For the gradient norm as well, at no
-    extra cost, use :func:`spectral_and_gradient_norm`.
+    :func:`lanczos` on Hessian-vector products (see the module docstring for the
+    stopping rule), started from a Gaussian vector drawn with ``key``. At ``max_iter``
+    the best estimate so far is returned (no exception) with
+    a :class:`~lecturekit.NumericalWarning` giving its error bound; a ``tol`` within a
+    few units of rounding of the working dtype (float32 unless float64 is enabled) also
+    warns. For the gradient norm as well, at no extra cost,
+    use :func:`spectral_and_gradient_norm`.
 
     Args:
         f: scalar function of a pytree of floating arrays.
@@ -951,11 +969,12 @@ def top_eigenpairs(
     tol: float = 1e-6,
     max_iter: int = 300,
 ) -> Eigenpairs:
-    """The k Hessian eigenpairs of largest ``|eigenvalue|``, by :func:`lanczos` with the basis kept.
+    """The k Hessian eigenpairs of largest ``|eigenvalue|``, by :func:`lanczos` with the
+    basis kept.
 
     Stops by the rule of :func:`spectral_norm`; the k pairs are the k Ritz pairs of
-    largest ``|value|``, each with its error bound min(r, r^2/gap) (check ``errors`` for k > 1:
-    interior Ritz values converge later than the extreme ones). Warns like
+    largest ``|value|``, each with its error bound min(r, r^2/gap) (check ``errors`` for
+    k > 1: interior Ritz values converge later than the extreme ones). Warns like
     :func:`spectral_norm` when max_iter is reached first or ``tol`` is below rounding.
 
     Args:
@@ -967,7 +986,8 @@ def top_eigenpairs(
         max_iter: most Lanczos steps (at least k are taken).
 
     Returns:
-        :class:`Eigenpairs`; the eigenvectors are pytrees shaped like params, of unit norm.
+        :class:`Eigenpairs`; the eigenvectors are pytrees shaped like params, of unit
+        norm.
 
     Example:
         >>> import jax.numpy as jnp
@@ -1014,9 +1034,9 @@ def trace_estimate(
     """Hutchinson's estimate of the trace of the Hessian, from Hessian-vector products.
 
     tr H = E[v^T H v] for v ~ N(0, I); the estimate is the mean of v_i^T H v_i over
-    ``num_probes`` Gaussian probes, probe i drawn by :func:`lecturekit.sampling.standard_normal`
-    from ``jax.random.fold_in(key, i)`` (one probe in memory at a time). Its variance is
-    2 ||H||_F^2 / num_probes.
+    ``num_probes`` Gaussian probes, probe i drawn
+    by :func:`lecturekit.sampling.standard_normal` from ``jax.random.fold_in(key, i)``
+    (one probe in memory at a time). Its variance is 2 ||H||_F^2 / num_probes.
 
     Args:
         f: scalar function of a pytree of floating arrays.
@@ -1065,10 +1085,10 @@ def spectral_density(
 
     For each of ``num_probes`` Gaussian start vectors (probe i drawn by
     :func:`lecturekit.sampling.standard_normal` from ``jax.random.fold_in(key, i)``),
-    ``num_steps`` steps of :func:`lanczos_tridiagonal` on Hessian-vector products and the
-    Gauss quadrature :func:`lanczos_quadrature` of the tridiagonal matrix: nodes (Ritz
-    values) and weights (squared first components). For a unit start vector q the rule
-    integrates q^T g(H) q exactly for polynomials g of degree < 2 num_steps, and
+    ``num_steps`` steps of :func:`lanczos_tridiagonal` on Hessian-vector products and
+    the Gauss quadrature :func:`lanczos_quadrature` of the tridiagonal matrix: nodes
+    (Ritz values) and weights (squared first components). For a unit start vector q the
+    rule integrates q^T g(H) q exactly for polynomials g of degree < 2 num_steps, and
     E[q^T g(H) q] = tr g(H) / P for a normalized Gaussian q, so the mean over probes of
     sum_j weights[i, j] delta(lambda - nodes[i, j]) estimates the spectral density
     (1/P) sum_k delta(lambda - lambda_k). One probe is in memory at a time (with its
@@ -1082,7 +1102,8 @@ def spectral_density(
         num_steps: Lanczos steps per probe, 1 <= num_steps <= P.
 
     Returns:
-        :class:`SpectralDensity` with ``nodes`` and ``weights`` of shape (num_probes, num_steps).
+        :class:`SpectralDensity` with ``nodes`` and ``weights`` of shape (num_probes,
+        num_steps).
 
     Example:
         >>> import jax, jax.numpy as jnp
@@ -1102,7 +1123,8 @@ def spectral_density(
     num_steps = check_positive_int(num_steps, name="num_steps")
     if num_steps > flat.size:
         raise ValueError(
-            f"num_steps must be at most the number of parameters ({flat.size}), got {num_steps}"
+            f"num_steps must be at most the number of parameters ({flat.size}), got "
+            f"{num_steps}"
         )
     return SpectralDensity(*_spectral_density(f, params, key, num_probes, num_steps))
 
@@ -1128,7 +1150,8 @@ def _check_density(density: Any) -> tuple[np.ndarray, np.ndarray]:
     weights = np.asarray(density.weights, dtype=np.float64)
     if nodes.ndim != 2 or nodes.shape != weights.shape or nodes.size == 0:
         raise ValueError(
-            f"density.nodes and .weights must have one shape (num_probes, num_steps), got "
+            "density.nodes and .weights must have one shape (num_probes, num_steps), "
+            "got "
             f"{nodes.shape} and {weights.shape}"
         )
     if not (np.all(np.isfinite(nodes)) and np.all(np.isfinite(weights))):
@@ -1139,7 +1162,8 @@ def _check_density(density: Any) -> tuple[np.ndarray, np.ndarray]:
 def smoothed_density(
     density: SpectralDensity, grid: ArrayLike, *, width: float
 ) -> np.ndarray:
-    """The SLQ density convolved with a Gaussian of standard deviation ``width``, on a grid.
+    """The SLQ density convolved with a Gaussian of standard deviation ``width``, on a
+    grid.
 
     rho(lambda) = (1/num_probes) sum_ij weights[i, j] N(lambda; nodes[i, j], width^2), a
     probability density (it integrates to 1 over the real line). Host (NumPy, float64).
@@ -1172,11 +1196,12 @@ def smoothed_density(
 
 
 def spectral_cdf(density: SpectralDensity, grid: ArrayLike) -> np.ndarray:
-    """The distribution function of the SLQ estimate, F(lambda) = mass of nodes <= lambda.
+    """The distribution function of the SLQ estimate, F(lambda) = mass of nodes <=
+    lambda.
 
     With the exact eigenvalues lambda_k of a P x P matrix the exact F is
-    #{k: lambda_k <= lambda} / P; the Wasserstein-1 distance between two spectral measures
-    on an interval is the integral of abs(F_1 - F_2) over it.
+    #{k: lambda_k <= lambda} / P; the Wasserstein-1 distance between two spectral
+    measures on an interval is the integral of abs(F_1 - F_2) over it.
 
     Args:
         density: a :class:`SpectralDensity`.

@@ -1,7 +1,8 @@
-"""The Hessian of a training loss: Gauss-Newton part, residual part, Fisher, class structure.
+"""The Hessian of a training loss: Gauss-Newton part, residual part, Fisher, class
+structure.
 
-Convention: a model ``apply(params, x)`` maps inputs x of shape (n, d) to outputs of shape
-(n, k) (or (n,), read as k = 1); the loss is the mean of a per-example loss,
+Convention: a model ``apply(params, x)`` maps inputs x of shape (n, d) to outputs of
+shape (n, k) (or (n,), read as k = 1); the loss is the mean of a per-example loss,
 
     L(theta) = (1/n) sum_i l(f_i, y_i),   f_i = apply(theta, x)[i] in R^k,
 
@@ -13,15 +14,16 @@ logistic s, y in {0, 1}). The chain rule splits the Hessian in two,
     nabla^2 L = G + R,   G = (1/n) sum_i J_i^T A_i J_i,
                          R = (1/n) sum_i sum_a (d l / d f_ia) nabla^2 f_ia,
 
-with J_i = d f_i / d theta (k x P) and A_i = d^2 l / d f_i^2 (k x k): A_i = I for the square
-loss, A_i = diag(p_i) - p_i p_i^T for the cross-entropy (p_i = softmax(f_i)). G is the
-Gauss-Newton matrix; rank G <= n k (for the cross-entropy <= n (k - 1): A_i 1 = 0).
-For the cross-entropy G is also the Fisher information of the model's label distribution,
-G = (1/n) sum_i sum_c p_ic g_ic g_ic^T with the scores g_ic = nabla log p_c(x_i) = J_i^T (e_c - p_i).
+with J_i = d f_i / d theta (k x P) and A_i = d^2 l / d f_i^2 (k x k): A_i = I for the
+square loss, A_i = diag(p_i) - p_i p_i^T for the cross-entropy (p_i = softmax(f_i)). G
+is the Gauss-Newton matrix; rank G <= n k (for the cross-entropy <= n (k - 1): A_i 1 =
+0). For the cross-entropy G is also the Fisher information of the model's label
+distribution, G = (1/n) sum_i sum_c p_ic g_ic g_ic^T with the scores g_ic = nabla log
+p_c(x_i) = J_i^T (e_c - p_i).
 
 Dense matrices (``decompose``, ``fisher_information``, ``class_decomposition``) are for
-tiny models (P <= ``max_params``); ``gauss_newton_product`` and ``residual_product`` give
-G v and R v at the cost of a few forward and backward passes, for any size. Every
+tiny models (P <= ``max_params``); ``gauss_newton_product`` and ``residual_product``
+give G v and R v at the cost of a few forward and backward passes, for any size. Every
 derivative is taken by the engines of :mod:`lecturekit.hessian`
 (:func:`~lecturekit.hessian.gauss_newton_split`, the matrix-free products,
 :func:`~lecturekit.hessian.output_jacobian`, with its flattening and dense-size guard);
@@ -121,7 +123,8 @@ class Decomposition(NamedTuple):
     Attributes:
         hessian: nabla^2 L by ``jax.hessian`` of L itself.
         gauss_newton: G = (1/n) sum_i J_i^T A_i J_i, from the Jacobian.
-        residual: R = (1/n) sum_i sum_a (d l/d f_ia) nabla^2 f_ia, from the output Hessians.
+        residual: R = (1/n) sum_i sum_a (d l/d f_ia) nabla^2 f_ia, from the output
+            Hessians.
 
     Example:
         >>> import jax.numpy as jnp
@@ -146,12 +149,14 @@ def decompose(
     loss: str = "square",
     max_params: int = 4096,
 ) -> Decomposition:
-    """The Hessian of the loss and its Gauss-Newton and residual parts, each computed on its own.
+    """The Hessian of the loss and its Gauss-Newton and residual parts, each computed on
+    its own.
 
-    The three matrices come from three separate computations (so ``hessian - gauss_newton
-    - residual`` tests the chain rule, it is not zero by construction): ``jax.hessian`` of L;
-    the Jacobian J (n k x P) with A_i; and the Hessian of theta -> (1/n) sum_ia r_ia f_ia(theta)
-    with the output gradients r_ia = d l / d f_ia held fixed at the point.
+    The three matrices come from three separate computations (so
+    ``hessian - gauss_newton - residual`` tests the chain rule, it is not zero by
+    construction): ``jax.hessian`` of L; the Jacobian J (n k x P) with A_i; and the
+    Hessian of theta -> (1/n) sum_ia r_ia f_ia(theta) with the output gradients
+    r_ia = d l / d f_ia held fixed at the point.
 
     Args:
         apply: the model, ``apply(params, x) -> (n, k)`` or ``(n,)``.
@@ -182,7 +187,8 @@ def decompose(
 def gauss_newton_product(
     apply: Callable, params: Any, x: Any, y: Any, v: Any, *, loss: str = "square"
 ) -> Any:
-    """G v = (1/n) sum_i J_i^T A_i (J_i v), matrix-free: one jvp, the loss Hessian, one vjp.
+    """G v = (1/n) sum_i J_i^T A_i (J_i v), matrix-free: one jvp, the loss Hessian, one
+    vjp.
 
     Args:
         apply: the model, ``apply(params, x) -> (n, k)`` or ``(n,)``.
@@ -213,7 +219,8 @@ def gauss_newton_product(
 def residual_product(
     apply: Callable, params: Any, x: Any, y: Any, v: Any, *, loss: str = "square"
 ) -> Any:
-    """R v = (1/n) sum_ia r_ia nabla^2 f_ia v with r_ia = d l / d f_ia fixed, matrix-free.
+    """R v = (1/n) sum_ia r_ia nabla^2 f_ia v with r_ia = d l / d f_ia fixed,
+    matrix-free.
 
     Args:
         apply: the model, ``apply(params, x) -> (n, k)`` or ``(n,)``.
@@ -243,12 +250,13 @@ def residual_product(
 def fisher_information(
     apply: Callable, params: Any, x: Any, *, max_params: int = 4096
 ) -> jax.Array:
-    """Fisher information of the model's label distribution, from its scores (dense, P x P).
+    """Fisher information of the model's label distribution, from its scores (dense, P x
+    P).
 
-    F = (1/n) sum_i sum_c p_ic g_ic g_ic^T with p_i = softmax of the logits at x_i (for a
-    binary logit z: p_i = (s(-z), s(z)), labels {0, 1}) and g_ic = nabla_theta log p_ic.
-    Computed from the scores themselves (outer products), not from the Jacobian formula,
-    so that it can be compared with :func:`decompose`.
+    F = (1/n) sum_i sum_c p_ic g_ic g_ic^T with p_i = softmax of the logits at x_i (for
+    a binary logit z: p_i = (s(-z), s(z)), labels {0, 1}) and g_ic = nabla_theta log
+    p_ic. Computed from the scores themselves (outer products), not from the Jacobian
+    formula, so that it can be compared with :func:`decompose`.
 
     Args:
         apply: the model, logits ``apply(params, x) -> (n, k)`` or ``(n,)`` (binary).
@@ -311,20 +319,22 @@ class ClassDecomposition(NamedTuple):
 def class_decomposition(
     apply: Callable, params: Any, x: Any, labels: Any, *, max_params: int = 4096
 ) -> ClassDecomposition:
-    """A three-level split (after Papyan) of the Gauss-Newton matrix of a C-class softmax model.
+    """A three-level split (after Papyan) of the Gauss-Newton matrix of a C-class
+    softmax model.
 
     G = (1/n) sum_i sum_c' p_ic' g_ic' g_ic'^T (scores g_ic' = J_i^T (e_c' - p_i)) is a
-    weighted sum of outer products over pairs (example i, label c'). Grouping the pairs by
-    (c = class of i, c') with total weights W_cc' and weighted means mu_cc' gives, exactly,
+    weighted sum of outer products over pairs (example i, label c'). Grouping the pairs
+    by (c = class of i, c') with total weights W_cc' and weighted means mu_cc' gives,
+    exactly,
 
         G = sum_cc' W_cc' mu_cc' mu_cc'^T + sum_i sum_c' w_ic' (g_ic' - mu_cc')(...)^T,
 
     and the first sum splits into its C diagonal terms (c' = c: class) and C (C - 1)
     off-diagonal ones (cross-class). Since sum_c' p_ic' g_ic' = 0 for every i, the means
     of one class obey sum_c' W_cc' mu_cc' = 0: each class term lies in the span of that
-    class's cross terms, and rank(class + cross) <= C (C - 1). (Papyan's class means average
-    the scores over the incorrect labels c' != c without these weights; with them the split
-    is exact.) Computed in float64 on the host from the Jacobian.
+    class's cross terms, and rank(class + cross) <= C (C - 1). (Papyan's class means
+    average the scores over the incorrect labels c' != c without these weights; with
+    them the split is exact.) Computed in float64 on the host from the Jacobian.
 
     Args:
         apply: the model, logits ``apply(params, x) -> (n, C)``, C >= 2.

@@ -1,4 +1,5 @@
-"""Path counting for bias-free ReLU networks: finite-width moments of the tangent kernel.
+"""Path counting for bias-free ReLU networks: finite-width moments of the tangent
+kernel.
 
 Setting (Chapter 9). A bias-free ReLU network with widths (n_0, n_1, ..., n_L, 1) in the
 NTK parameterization, every layer scaled by sqrt(2 / fan-in), readout included:
@@ -13,14 +14,14 @@ indicator xi_gamma(x) = prod_{l=1}^{L} 1{z^(l)_{i_l}(x) > 0} (JAX's relu'(0) = 0
 
     f_q(x) = sum_p x_p sum_{gamma from p to q} W_gamma xi_gamma(x)     (path expansion),
 
-and the input-output derivative is df_q / dx_p = sum_gamma W_gamma xi_gamma. For Gaussian
-weights (P2/P3/P5 of the errata): E[(df/dx_p)^2] = 2 / n_0 and
-E[(df/dx_p)^4] = (12 / n_0^2) prod_k (1 + 5 / n_k); the tangent kernel with respect to the
-N(0, 1) weights has E[Theta(x, x)] = 2 (L + 1) ||x||^2 / n_0, each of the L + 1 layers
-contributing 2 ||x||^2 / n_0; beta = sum_k 1 / n_k over the hidden widths.
+and the input-output derivative is df_q / dx_p = sum_gamma W_gamma xi_gamma. For
+Gaussian weights (P2/P3/P5 of the errata): E[(df/dx_p)^2] = 2 / n_0 and
+E[(df/dx_p)^4] = (12 / n_0^2) prod_k (1 + 5 / n_k); the tangent kernel with respect to
+the N(0, 1) weights has E[Theta(x, x)] = 2 (L + 1) ||x||^2 / n_0, each of the L + 1
+layers contributing 2 ||x||^2 / n_0; beta = sum_k 1 / n_k over the hidden widths.
 
-Ensembles are drawn by :meth:`lecturekit.nets.MLP.init_many` (the one sampler), ``chunk``
-networks at a time: network ``i`` is network ``i % chunk`` of
+Ensembles are drawn by :meth:`lecturekit.nets.MLP.init_many` (the one sampler),
+``chunk`` networks at a time: network ``i`` is network ``i % chunk`` of
 ``init_many(jax.random.fold_in(key, i // chunk), chunk)``. Other weight laws with unit
 variance are transforms of those normals (:func:`transform_weights`).
 """
@@ -91,7 +92,9 @@ def _check_scalar_net(net: Any) -> None:
 def _check_layers(
     params: Any, net: _nets.MLP | None = None, *, batched: bool = False
 ) -> None:
-    """A list of {"W", "b"} dicts with floating, finite leaves (shapes of ``net`` if given)."""
+    """A list of {"W", "b"} dicts with floating, finite leaves (shapes of ``net`` if
+    given).
+    """
     if not isinstance(params, (list, tuple)) or not params:
         raise ValueError("params must be a non-empty list of {'W', 'b'} layer dicts")
     for i, layer in enumerate(params):
@@ -102,7 +105,8 @@ def _check_layers(
         return
     if len(params) != net.depth + 1:
         raise ValueError(
-            f"params must have {net.depth + 1} layers for this network, got {len(params)}"
+            f"params must have {net.depth + 1} layers for this network, got "
+            f"{len(params)}"
         )
     lead = np.shape(params[0]["W"])[:1] if batched else ()
     if batched and (len(lead) != 1 or lead[0] < 1):
@@ -116,15 +120,18 @@ def _check_layers(
             layer["b"]
         ) != lead + (n_out,):
             raise ValueError(
-                f"params[{i}] must have W of shape {lead + (n_in, n_out)} and b of shape "
-                f"{lead + (n_out,)}, got {np.shape(layer['W'])} and {np.shape(layer['b'])}"
+                f"params[{i}] must have W of shape {lead + (n_in, n_out)} and b of "
+                "shape "
+                f"{lead + (n_out,)}, got {np.shape(layer['W'])} and "
+                f"{np.shape(layer['b'])}"
             )
 
 
 def _check_hidden(hidden: Any) -> tuple[int, ...]:
     if isinstance(hidden, (str, bytes, dict)) or not hasattr(hidden, "__len__"):
         raise TypeError(
-            f"hidden must be a sequence of positive integers (n_1, ..., n_L), got {hidden!r}"
+            "hidden must be a sequence of positive integers (n_1, ..., n_L), got "
+            f"{hidden!r}"
         )
     if len(hidden) < 1:
         raise ValueError("hidden must list at least one hidden width")
@@ -136,9 +143,10 @@ def _check_hidden(hidden: Any) -> tuple[int, ...]:
 def relu_network(n0: int, hidden: Sequence[int]) -> _nets.MLP:
     """The chapter's network: bias-free ReLU, every layer scaled by sqrt(2 / fan-in).
 
-    It is ``nets.mlp((n0, *hidden, 1), "relu", w_std=sqrt(2), b_std=0, out_w_std=sqrt(2),
-    out_b_std=0)`` in the NTK parameterization: the biases exist as parameters but have
-    multiplier 0, so they change neither the output nor the tangent kernel.
+    It is ``nets.mlp((n0, *hidden, 1), "relu", w_std=sqrt(2), b_std=0,
+    out_w_std=sqrt(2), out_b_std=0)`` in the NTK parameterization: the biases exist as
+    parameters but have multiplier 0, so they change neither the output nor the tangent
+    kernel.
 
     Args:
         n0: input dimension, >= 1.
@@ -266,7 +274,8 @@ def _check_bias_free_relu(net: Any) -> None:
 
 
 def enumerate_paths(widths: Sequence[int]) -> np.ndarray:
-    """Every path (p, i_1, ..., i_L, q) through a network with widths (n_0, ..., n_L, k).
+    """Every path (p, i_1, ..., i_L, q) through a network with widths (n_0, ..., n_L,
+    k).
 
     Args:
         widths: the widths of all layers, input first and output last (at least 3).
@@ -289,14 +298,16 @@ def enumerate_paths(widths: Sequence[int]) -> np.ndarray:
         )
     if len(widths) < 3:
         raise ValueError(
-            f"widths must list the input, >= 1 hidden and the output width, got {widths!r}"
+            "widths must list the input, >= 1 hidden and the output width, got "
+            f"{widths!r}"
         )
     widths = tuple(
         check_positive_int(w, name=f"widths[{i}]") for i, w in enumerate(widths)
     )
     if math.prod(widths) > MAX_PATHS:
         raise ValueError(
-            f"widths {widths} have {math.prod(widths)} paths; at most {MAX_PATHS} are enumerated"
+            f"widths {widths} have {math.prod(widths)} paths; at most {MAX_PATHS} are "
+            "enumerated"
         )
     return np.array(
         list(itertools.product(*(range(w) for w in widths))), dtype=np.int64
@@ -347,8 +358,9 @@ def path_expansion(net: _nets.MLP, params: Any, x: ArrayLike) -> np.ndarray:
 def input_gradients(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
     """df/dx of a scalar-output network, from its one backward pass.
 
-    df/dx = mW_1 W^(1) delta_1, with delta_1 = df/dz^(1) from :meth:`lecturekit.nets.MLP.backward`
-    and mW_1 the first layer's multiplier. Traceable (vmap it over networks).
+    df/dx = mW_1 W^(1) delta_1, with delta_1 = df/dz^(1)
+    from :meth:`lecturekit.nets.MLP.backward` and mW_1 the first layer's multiplier.
+    Traceable (vmap it over networks).
 
     Args:
         net: a scalar-output ``nets.mlp`` network.
@@ -404,7 +416,8 @@ def transform_weights(params: Any, law: str) -> Any:
 
 
 def ntk_layer_terms(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
-    """The per-layer parts of Theta(x, x) = sum_l (mW_l^2 ||h_{l-1}||^2 + mb_l^2) ||delta_l||^2.
+    """The per-layer parts of Theta(x, x) = sum_l (mW_l^2 ||h_{l-1}||^2 + mb_l^2)
+    ||delta_l||^2.
 
     The tangent kernel (with respect to every parameter of the network) on the diagonal,
     split by dense layer (the network's own terms,
@@ -496,9 +509,9 @@ def input_gradient_ensemble(
     """df/dx for ``count`` independent networks: Monte Carlo over initializations.
 
     Networks are drawn by ``net.init_many`` ``chunk`` at a time (network i is network
-    i % chunk of ``init_many(fold_in(key, i // chunk), chunk)``), their weights mapped to
-    ``law`` by :func:`transform_weights`, and :func:`input_gradients` is vmapped over them
-    in one compiled program per chunk size.
+    i % chunk of ``init_many(fold_in(key, i // chunk), chunk)``), their weights mapped
+    to ``law`` by :func:`transform_weights`, and :func:`input_gradients` is vmapped over
+    them in one compiled program per chunk size.
 
     Args:
         net: a scalar-output ``nets.mlp`` network.
@@ -623,14 +636,15 @@ def _train_one(net, x, y, lr, steps, params):
 def trained_kernel_change(
     net: _nets.MLP, params: Any, x: ArrayLike, y: ArrayLike, *, lr: float, steps: int
 ) -> TrainedChange:
-    """Train a batch of networks by gradient descent and measure how far each kernel moved.
+    """Train a batch of networks by gradient descent and measure how far each kernel
+    moved.
 
     Every network (leading axis of ``params``, e.g. from ``net.init_many``) runs
     :func:`lecturekit.training.gradient_descent` on the square loss
     (1/2n) sum_i (f(x_i) - y_i)^2;
-    its empirical tangent kernel on x is recorded before and after, and the relative change
-    is :func:`lecturekit.training.relative_kernel_change`. One compiled program, vmapped
-    over the networks.
+    its empirical tangent kernel on x is recorded before and after, and the relative
+    change is :func:`lecturekit.training.relative_kernel_change`. One compiled program,
+    vmapped over the networks.
 
     Args:
         net: a scalar-output ``nets.mlp`` network.
@@ -670,17 +684,19 @@ def trained_kernel_change(
 
 
 class SignCensus(NamedTuple):
-    """What :func:`sign_census` returns: exact activation patterns of integer-weight networks.
+    """What :func:`sign_census` returns: exact activation patterns of integer-weight
+    networks.
 
     Attributes:
-        active: int array (count, L), the number K_l of active units of each hidden layer.
+        active: int array (count, L), the number K_l of active units of each hidden
+            layer.
         ties: int array (count, L), units whose pre-activation is exactly 0 although the
-            layer below has an active unit (a dead layer below makes every pre-activation
-            0; those are not counted).
-        flat_ties: int array (count, L), the ties whose pre-activation has zero derivative
-            in every input coordinate (its integer coefficient row is 0).
-        coefficients: int array (count, n_0): the output is f(x) = scale * coefficients . x
-            with the pattern frozen, so df/dx_p = scale * coefficients[:, p].
+            layer below has an active unit (a dead layer below makes every
+            pre-activation 0; those are not counted).
+        flat_ties: int array (count, L), the ties whose pre-activation has zero
+            derivative in every input coordinate (its integer coefficient row is 0).
+        coefficients: int array (count, n_0): the output is f(x) = scale * coefficients
+            . x with the pattern frozen, so df/dx_p = scale * coefficients[:, p].
         scale: the product of the layer scales, prod_{l=1}^{L+1} sqrt(2 / n_{l-1}).
 
     Example:
@@ -698,17 +714,18 @@ class SignCensus(NamedTuple):
 
 
 def sign_census(signs: Sequence[ArrayLike], x: ArrayLike) -> SignCensus:
-    """Activation patterns of bias-free ReLU networks with integer weights, in exact arithmetic.
+    """Activation patterns of bias-free ReLU networks with integer weights, in exact
+    arithmetic.
 
     The networks of :func:`relu_network` with weights ``signs`` (integers, e.g. +-1 for
     Rademacher weights) before the scales sqrt(2 / fan-in). Every pre-activation is
-    z = scale_l * (C . x) with an integer row C (the path sums from each input coordinate
-    with the pattern frozen); the rows are carried exactly (float64 holds these integers
-    exactly), and a unit is active when C . x > 0, tied when C . x == 0. For a generic input
-    (coordinates without an integer relation among them) a tie happens only when C = 0: the
-    tied unit's pre-activation has zero derivative in every input coordinate. An input with
-    integer entries that cancel, such as (3, -4, 5, -6), has ties with C != 0 (C . x is then
-    computed exactly too).
+    z = scale_l * (C . x) with an integer row C (the path sums from each input
+    coordinate with the pattern frozen); the rows are carried exactly (float64 holds
+    these integers exactly), and a unit is active when C . x > 0, tied when C . x == 0.
+    For a generic input (coordinates without an integer relation among them) a tie
+    happens only when C = 0: the tied unit's pre-activation has zero derivative in every
+    input coordinate. An input with integer entries that cancel, such as (3, -4, 5, -6),
+    has ties with C != 0 (C . x is then computed exactly too).
 
     Args:
         signs: one integer array per dense layer, shapes (count, n_{l-1}, n_l) in the
@@ -731,12 +748,14 @@ def sign_census(signs: Sequence[ArrayLike], x: ArrayLike) -> SignCensus:
     """
     if isinstance(signs, (str, bytes, dict)) or not hasattr(signs, "__len__"):
         raise TypeError(
-            f"signs must be a list of integer arrays (count, n_in, n_out), readout last; "
+            "signs must be a list of integer arrays (count, n_in, n_out), readout "
+            "last; "
             f"got {type(signs).__name__}"
         )
     if len(signs) < 2:
         raise ValueError(
-            "signs must list at least two integer arrays (count, n_in, n_out), readout last"
+            "signs must list at least two integer arrays (count, n_in, n_out), readout "
+            "last"
         )
     mats = [as_host_float_array(s, name=f"signs[{i}]") for i, s in enumerate(signs)]
     for i, m in enumerate(mats):
@@ -752,12 +771,14 @@ def sign_census(signs: Sequence[ArrayLike], x: ArrayLike) -> SignCensus:
     for i, (a, b) in enumerate(zip(mats[:-1], mats[1:])):
         if b.shape[0] != count or b.shape[1] != a.shape[2]:
             raise ValueError(
-                f"signs[{i + 1}] must have shape ({count}, {a.shape[2]}, n_out) to follow "
+                f"signs[{i + 1}] must have shape ({count}, {a.shape[2]}, n_out) to "
+                "follow "
                 f"signs[{i}] of shape {a.shape}, got {b.shape}"
             )
     if mats[-1].shape[2] != 1:
         raise ValueError(
-            f"the readout signs[-1] must have shape (count, n_L, 1), got {mats[-1].shape}"
+            "the readout signs[-1] must have shape (count, n_L, 1), got "
+            f"{mats[-1].shape}"
         )
     n0 = mats[0].shape[1]
     x = np.asarray(as_float_array(x, name="x", ndim=1), dtype=float)
@@ -787,13 +808,15 @@ def sign_census(signs: Sequence[ArrayLike], x: ArrayLike) -> SignCensus:
 def derivative_law_sample(
     key: jax.Array, n0: int, hidden: Sequence[int], count: int
 ) -> np.ndarray:
-    """Draws of df/dx_p from its exact law for Gaussian weights, without building networks.
+    """Draws of df/dx_p from its exact law for Gaussian weights, without building
+    networks.
 
-    The law (Chapter 9): df/dx_p = sqrt(2 / n_0) g prod_k sqrt((2 / n_k) chi^2_{K_k}) with
-    independent g ~ N(0, 1), K_k ~ Binomial(n_k, 1/2) and chi-squares. Each hidden factor is
-    drawn as (2 / n_k) sum_j relu(g_kj)^2 over n_k fresh normals, which has exactly that law
-    (the number of positive g_kj is Binomial(n_k, 1/2), and a positive normal squared is
-    chi^2_1). All normals come from :func:`lecturekit.sampling.standard_normal`.
+    The law (Chapter 9): df/dx_p = sqrt(2 / n_0) g prod_k sqrt((2 / n_k) chi^2_{K_k})
+    with independent g ~ N(0, 1), K_k ~ Binomial(n_k, 1/2) and chi-squares. Each hidden
+    factor is drawn as (2 / n_k) sum_j relu(g_kj)^2 over n_k fresh normals, which has
+    exactly that law (the number of positive g_kj is Binomial(n_k, 1/2), and a positive
+    normal squared is chi^2_1). All normals come
+    from :func:`lecturekit.sampling.standard_normal`.
 
     Args:
         key: a JAX PRNG key.
@@ -829,18 +852,20 @@ def derivative_law_sample(
 
 
 def ratio_estimate(samples: ArrayLike, *, batches: int = 20) -> _stats.Estimate:
-    """E[T^2] / E[T]^2 with a standard error from independent batches (grouped jackknife).
+    """E[T^2] / E[T]^2 with a standard error from independent batches (grouped
+    jackknife).
 
-    The value is :func:`relative_second_moment` of all the draws. The draws are split into
-    ``batches`` consecutive blocks of equal size (independent, since every draw is), the
-    ratio is recomputed with each block left out, and the standard error is the jackknife
-    sqrt((B - 1)/B sum_b (R_(-b) - mean)^2). For a smooth statistic this agrees with the
-    delta method; it is cheaper than the bootstrap and uses no random numbers.
+    The value is :func:`relative_second_moment` of all the draws. The draws are split
+    into ``batches`` consecutive blocks of equal size (independent, since every draw
+    is), the ratio is recomputed with each block left out, and the standard error is the
+    jackknife sqrt((B - 1)/B sum_b (R_(-b) - mean)^2). For a smooth statistic this
+    agrees with the delta method; it is cheaper than the bootstrap and uses no random
+    numbers.
 
     Args:
         samples: draws of T, shape (r,), with r >= 2 * batches.
-        batches: number of blocks B >= 2 (the last r mod B draws join no block but count in
-            the value).
+        batches: number of blocks B >= 2 (the last r mod B draws join no block but count
+            in the value).
 
     Returns:
         A :class:`lecturekit.stats.Estimate` (value, stderr).
@@ -873,13 +898,15 @@ def ratio_estimate(samples: ArrayLike, *, batches: int = 20) -> _stats.Estimate:
 
 
 def layer_factor_ratio(hidden: Sequence[int]) -> float:
-    """E[Theta^2] / E[Theta]^2 in the layer-factor model of the tangent kernel's diagonal.
+    """E[Theta^2] / E[Theta]^2 in the layer-factor model of the tangent kernel's
+    diagonal.
 
-    Theta(x, x) is the sum of the L + 1 layers' parts Theta_k, and Theta_k / E[Theta_k] is
-    the product of a forward factor F_l for every hidden layer l < k and a backward factor
-    B_l for every l >= k. The model treats the pairs (F_l, B_l) of different layers as
-    independent, with E[F_l^2] = E[B_l^2] = 1 + 5/n_l and E[F_l B_l] = 1 + 1/n_l (both
-    factors (2/n_l) chi^2 over the same K_l ~ Binomial(n_l, 1/2) active units). Then
+    Theta(x, x) is the sum of the L + 1 layers' parts Theta_k, and Theta_k / E[Theta_k]
+    is the product of a forward factor F_l for every hidden layer l < k and a backward
+    factor B_l for every l >= k. The model treats the pairs (F_l, B_l) of different
+    layers as independent, with E[F_l^2] = E[B_l^2] = 1 + 5/n_l and E[F_l B_l] = 1 +
+    1/n_l (both factors (2/n_l) chi^2 over the same K_l ~ Binomial(n_l, 1/2) active
+    units). Then
 
         E[Theta^2] / E[Theta]^2 = (L + 1)^-2 sum_{k, k'} prod_l m_l(k, k'),
 
@@ -906,7 +933,8 @@ def layer_factor_ratio(hidden: Sequence[int]) -> float:
     n = np.asarray(_check_hidden(hidden), dtype=float)
     L = n.size
     big, small = np.log1p(5.0 / n), np.log1p(1.0 / n)
-    # prefix sums over layers l = 1..L (index l - 1): layers below a, between a and b, from b on
+    # prefix sums over layers l = 1..L (index l - 1): layers below a, between a and b,
+    # from b on
     cb = np.concatenate([[0.0], np.cumsum(big)])
     cs = np.concatenate([[0.0], np.cumsum(small)])
     k = np.arange(1, L + 2)
@@ -921,8 +949,9 @@ def layer_product_moment(hidden: Sequence[int], order: int) -> float:
 
     Y is the hidden layers' factor of the derivative law of Chapter 9 and, normalized by
     its mean 1, the law of one layer's part Theta_k / E[Theta_k] of the tangent kernel's
-    diagonal (Gaussian weights). Given K, E[(chi^2_K)^m] = K (K + 2) ... (K + 2m - 2); the
-    binomial average is summed exactly over K = 0..n. Order 2 gives prod_k (1 + 5 / n_k).
+    diagonal (Gaussian weights). Given K, E[(chi^2_K)^m] = K (K + 2) ... (K + 2m - 2);
+    the binomial average is summed exactly over K = 0..n. Order 2 gives prod_k (1 + 5 /
+    n_k).
 
     Args:
         hidden: the hidden widths (n_1, ..., n_L).
@@ -948,13 +977,15 @@ def layer_product_moment(hidden: Sequence[int], order: int) -> float:
 
 
 def part_ratio_stderr(hidden: Sequence[int], count: int) -> float:
-    """Standard error of the plug-in ratio mean(T^2) / mean(T)^2 of ``count`` draws of one part.
+    """Standard error of the plug-in ratio mean(T^2) / mean(T)^2 of ``count`` draws of
+    one part.
 
-    T = Theta_k / E[Theta_k], one layer's part of the tangent kernel's diagonal, has the law
-    of Y in :func:`layer_product_moment` (E[T] = 1). The delta method gives the variance
-    (mu_4 - mu_2^2 + 4 mu_2^2 (mu_2 - 1) - 4 mu_2 (mu_3 - mu_2)) / count with the exact
-    moments mu_m = E[T^m]. Use it where the sample's own error (bootstrap, jackknife) is too
-    small because the fourth moment is carried by draws rarer than the sample resolves.
+    T = Theta_k / E[Theta_k], one layer's part of the tangent kernel's diagonal, has the
+    law of Y in :func:`layer_product_moment` (E[T] = 1). The delta method gives the
+    variance (mu_4 - mu_2^2 + 4 mu_2^2 (mu_2 - 1) - 4 mu_2 (mu_3 - mu_2)) / count with
+    the exact moments mu_m = E[T^m]. Use it where the sample's own error (bootstrap,
+    jackknife) is too small because the fourth moment is carried by draws rarer than the
+    sample resolves.
 
     Args:
         hidden: the hidden widths (n_1, ..., n_L).

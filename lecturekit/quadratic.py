@@ -3,13 +3,14 @@
 :func:`quadratic_model` turns a model f(params, x) into its second-order Taylor model
 around params0,
 
-    f_quad(params, x) = f(params0, x) + J(x) d + (1/2) d^T H(x) d,   d = params - params0,
+    f_quad(params, x) = f(params0, x) + J(x) d + (1/2) d^T H(x) d,   d = params -
+    params0,
 
 evaluated with two nested forward-mode products (``jax.jvp``) by
 :func:`lecturekit.tangent.second_order_terms`: the directional derivatives g'(0) and
 g''(0) of g(s) = f(params0 + s d, x). Neither the Jacobian J nor the Hessian H is
-formed, and nothing is specific to an architecture; :func:`taylor_terms` returns the three
-terms separately. :func:`perturbative_minimizer` gives the first-order minimizer
+formed, and nothing is specific to an architecture; :func:`taylor_terms` returns the
+three terms separately. :func:`perturbative_minimizer` gives the first-order minimizer
 theta* = theta^F + eps theta^I of an explicit quadratic model
 z = Phi^T theta + (eps/2) theta^T Psi theta.
 
@@ -48,11 +49,12 @@ Model = Callable[[Any, jax.Array], jax.Array]
 def quadratic_model(f: Model, params0: Any) -> Model:
     """The second-order Taylor model of ``f`` around ``params0`` (any architecture).
 
-        f_quad(params, x) = f(params0, x) + J(x) d + (1/2) d^T H(x) d,  d = params - params0,
+        f_quad(params, x) = f(params0, x) + J(x) d + (1/2) d^T H(x) d,  d = params -
+        params0,
 
     where J and H are the Jacobian and Hessian of f(., x) at params0, computed as
-    g(0) + g'(0) + g''(0)/2 for g(s) = f(params0 + s d, x) with nested ``jax.jvp``. For ReLU
-    networks autodiff uses relu'' = 0, so the model is exact in the weights of each
+    g(0) + g'(0) + g''(0)/2 for g(s) = f(params0 + s d, x) with nested ``jax.jvp``. For
+    ReLU networks autodiff uses relu'' = 0, so the model is exact in the weights of each
     activation region: the Taylor model of the region containing params0.
 
     Args:
@@ -111,7 +113,8 @@ def taylor_terms(
 
 
 class PerturbativeMinimizer(NamedTuple):
-    """Output of :func:`perturbative_minimizer`: theta* = theta_F + eps theta_I + O(eps^2).
+    """Output of :func:`perturbative_minimizer`: theta* = theta_F + eps theta_I +
+    O(eps^2).
 
     Attributes:
         theta_f: the minimum-norm interpolant of the linear model, shape (p,).
@@ -135,18 +138,19 @@ class PerturbativeMinimizer(NamedTuple):
 def perturbative_minimizer(
     phi: ArrayLike, psi: ArrayLike, y: ArrayLike
 ) -> PerturbativeMinimizer:
-    """First-order minimizer of z(x_a; theta) = Phi_a^T theta + (eps/2) theta^T Psi_a theta.
+    """First-order minimizer of z(x_a; theta) = Phi_a^T theta + (eps/2) theta^T Psi_a
+    theta.
 
     With p >= n and Phi of full column rank,
 
-        theta_F = (Phi Phi^T)^+ Phi Y           (the minimum-norm interpolant: Phi^T theta_F = Y)
-        Y_I     = -(1/2) (theta_F^T Psi_a theta_F)_a
+        theta_F = (Phi Phi^T)^+ Phi Y           (the minimum-norm interpolant: Phi^T
+        theta_F = Y) Y_I     = -(1/2) (theta_F^T Psi_a theta_F)_a
         theta_I = (Phi Phi^T)^+ Phi Y_I
 
-    so theta_F + eps theta_I is the linear model's minimum-norm fit of the deformed labels
-    Y + eps Y_I, and Phi_a^T (theta_F + eps theta_I) + (eps/2) q_a = y_a + O(eps^2). Only the
-    component of theta_I in span{Phi_a} is determined at this order (this is that one).
-    Computed in NumPy (float64).
+    so theta_F + eps theta_I is the linear model's minimum-norm fit of the deformed
+    labels Y + eps Y_I, and Phi_a^T (theta_F + eps theta_I) + (eps/2) q_a = y_a +
+    O(eps^2). Only the component of theta_I in span{Phi_a} is determined at this order
+    (this is that one). Computed in NumPy (float64).
 
     Args:
         phi: (p, n), columns Phi_a = Phi(x_a) (the features).
@@ -170,7 +174,8 @@ def perturbative_minimizer(
     p, n = phi.shape
     if psi.shape != (n, p, p):
         raise ValueError(
-            f"psi must have shape (n, p, p) = {(n, p, p)} for phi of shape {(p, n)}, got {psi.shape}"
+            f"psi must have shape (n, p, p) = {(n, p, p)} for phi of shape {(p, n)}, "
+            f"got {psi.shape}"
         )
     if y.shape != (n,):
         raise ValueError(f"y must have shape ({n},), got {y.shape}")
@@ -178,7 +183,8 @@ def perturbative_minimizer(
         raise ValueError(
             f"need at least as many parameters as examples (p >= n), got p={p}, n={n}"
         )
-    # small dense linear algebra: NumPy on the host (no XLA compilation per problem size)
+    # small dense linear algebra: NumPy on the host (no XLA compilation per problem
+    # size)
     phi, psi, y = (np.asarray(a, dtype=np.float64) for a in (phi, psi, y))
     gram = phi.T @ phi
     if np.linalg.matrix_rank(gram) < n:

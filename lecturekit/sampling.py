@@ -2,22 +2,22 @@
 
 Every random normal number in lecturekit (initializations of networks, probe vectors of
 Lanczos and Hutchinson, synthetic data) comes from :func:`standard_normal`. It reads a
-*stream* of i.i.d. N(0, 1) numbers attached to a key: the flat draw is cut into chunks of
-``CHUNK`` numbers, chunk ``i`` being ``jax.random.normal(jax.random.fold_in(key, i),
+*stream* of i.i.d. N(0, 1) numbers attached to a key: the flat draw is cut into chunks
+of ``CHUNK`` numbers, chunk ``i`` being ``jax.random.normal(jax.random.fold_in(key, i),
 (CHUNK,), dtype)``. Two consequences:
 
 * **prefix stability**: the first k numbers of a draw do not depend on the size of the
   draw. A narrow network drawn from a key is a sub-network of a wide one drawn from the
-  same key; a width sweep can share its draws; ``standard_normal(key, (m,))`` is the start
-  of ``standard_normal(key, (n,))`` for m < n.
-* **one compilation per dtype**: ``jax.random.normal(key, shape)`` compiles the generator
-  anew for every shape (about a second on a small CPU, and a width sweep meets many
-  shapes). Here only the chunk generator is compiled (once per dtype; a second program
-  draws 32 chunks at once for large draws), and the cutting and reshaping happen outside
-  JAX, so a new shape costs no compilation.
+  same key; a width sweep can share its draws; ``standard_normal(key, (m,))`` is the
+  start of ``standard_normal(key, (n,))`` for m < n.
+* **one compilation per dtype**: ``jax.random.normal(key, shape)`` compiles the
+  generator anew for every shape (about a second on a small CPU, and a width sweep meets
+  many shapes). Here only the chunk generator is compiled (once per dtype; a second
+  program draws 32 chunks at once for large draws), and the cutting and reshaping happen
+  outside JAX, so a new shape costs no compilation.
 
-Under a JAX transformation (a traced key inside ``jit`` or ``vmap``) the same numbers are
-produced by one vectorized program of the enclosing computation.
+Under a JAX transformation (a traced key inside ``jit`` or ``vmap``) the same numbers
+are produced by one vectorized program of the enclosing computation.
 
 The other laws the library draws are thin, checked front ends of ``jax.random`` with the
 same key and arguments (so the same numbers as the direct call): :func:`uniform`,
@@ -115,7 +115,9 @@ def _flat_host(key: jax.Array, size: int, dtype: np.dtype) -> np.ndarray:
 
 
 def _flat(key: jax.Array, size: int, dtype: np.dtype) -> np.ndarray | jax.Array:
-    """The first ``size`` numbers of the stream: NumPy for a concrete key, else traced."""
+    """The first ``size`` numbers of the stream: NumPy for a concrete key, else
+    traced.
+    """
     if size == 0:
         return np.zeros(0, dtype)
     if isinstance(key, jax.core.Tracer):
@@ -128,13 +130,14 @@ def standard_normal(
 ) -> jax.Array:
     """An array of i.i.d. N(0, 1) numbers read off the prefix-stable stream of ``key``.
 
-    The entries, in row-major order, are the first ``prod(shape)`` numbers of the stream of
-    ``key`` (see the module docstring): chunk ``i`` of ``CHUNK`` numbers is
+    The entries, in row-major order, are the first ``prod(shape)`` numbers of the stream
+    of ``key`` (see the module docstring): chunk ``i`` of ``CHUNK`` numbers is
     ``jax.random.normal(jax.random.fold_in(key, i), (CHUNK,), dtype)``. So the result
-    depends on the shape only through its size, a smaller draw is a prefix of a larger one,
-    and a new shape compiles nothing (the generator is compiled once per dtype). The
-    numbers differ from ``jax.random.normal(key, shape)`` (same law) and from one dtype to
-    another. Works on a traced key too (inside ``jit``/``vmap``), with the same numbers.
+    depends on the shape only through its size, a smaller draw is a prefix of a larger
+    one, and a new shape compiles nothing (the generator is compiled once per dtype).
+    The numbers differ from ``jax.random.normal(key, shape)`` (same law) and from one
+    dtype to another. Works on a traced key too (inside ``jit``/``vmap``), with the same
+    numbers.
 
     Args:
         key: a single JAX PRNG key, e.g. ``jax.random.key(0)``.
@@ -146,8 +149,8 @@ def standard_normal(
         A JAX array of that shape and dtype.
 
     Raises:
-        TypeError: ``key`` is not a single PRNG key, ``shape`` not a sequence of integers
-            or ``dtype`` not floating.
+        TypeError: ``key`` is not a single PRNG key, ``shape`` not a sequence of
+            integers or ``dtype`` not floating.
         ValueError: a negative entry of ``shape``.
 
     Example:
@@ -196,7 +199,9 @@ def standard_normal_host(
 
 
 def _check_bounds(minval: Any, maxval: Any, check: Callable) -> tuple[Any, Any]:
-    """Concrete bounds checked by ``check`` and ordered (minval < maxval); traced kept."""
+    """Concrete bounds checked by ``check`` and ordered (minval < maxval); traced
+    kept.
+    """
     if not is_traced(minval):
         minval = check(minval, name="minval")
     if not is_traced(maxval):

@@ -1,10 +1,10 @@
 """Many one-hidden-layer networks of a scalar input, trained side by side as one model.
 
 Chapter 2 trains dozens of small networks of different widths (and activations) at
-once: packed into one parameter vector they share no parameter, so gradient descent on the
-sum of their losses trains each on its own loss, in one compiled program.
-:func:`shallow` describes such a pack (:class:`Shallow`: its ``apply`` and its closed-form
-tangent kernel ``ntk``), and :func:`shallow_kernel_change` trains it with
+once: packed into one parameter vector they share no parameter, so gradient descent on
+the sum of their losses trains each on its own loss, in one compiled program.
+:func:`shallow` describes such a pack (:class:`Shallow`: its ``apply`` and its
+closed-form tangent kernel ``ntk``), and :func:`shallow_kernel_change` trains it with
 :func:`lecturekit.training.gradient_descent` and measures how far every network's
 tangent kernel moves (Delta K), and the part of it carried by units whose pre-activation
 changes sign.
@@ -49,12 +49,12 @@ class Shallow(NamedTuple):
 
     the NTK parameterization (all of w, b, v are N(0, 1) at initialization); with
     ``scale = 2`` and phi = relu it is ``nets.mlp((1, m, 1), "relu", w_std=sqrt(2),
-    b_std=sqrt(2))``. The units of network r are consecutive. ``activations[r]`` names the
-    activation phi_r of network r, and ``readout[r]`` says whether it trains its readout v
-    (otherwise only w and b are trained: the gradient with respect to v is zero). The
-    networks share no parameter, so gradient descent on the sum of their losses trains each
-    on its own loss. Parameters are a dict of three (U,) arrays ``{"w", "b", "v"}`` with
-    U = sum(widths). Build it with :func:`shallow`.
+    b_std=sqrt(2))``. The units of network r are consecutive. ``activations[r]`` names
+    the activation phi_r of network r, and ``readout[r]`` says whether it trains its
+    readout v (otherwise only w and b are trained: the gradient with respect to v is
+    zero). The networks share no parameter, so gradient descent on the sum of their
+    losses trains each on its own loss. Parameters are a dict of three (U,) arrays
+    ``{"w", "b", "v"}`` with U = sum(widths). Build it with :func:`shallow`.
 
     Attributes:
         widths: the hidden widths m_r, one per network.
@@ -86,14 +86,14 @@ class Shallow(NamedTuple):
 
     def init(self, key: jax.Array, dtype=None) -> dict:
         """All parameters i.i.d. N(0, 1): rows w, b, v of
-        :func:`lecturekit.sampling.standard_normal` (key, (3, U), dtype) (``dtype`` default:
-        JAX's default float)."""
+        :func:`lecturekit.sampling.standard_normal` (key, (3, U), dtype) (``dtype``
+        default: JAX's default float)."""
         check_key(key)
         return dict(zip("wbv", _standard_normal(key, (3, self.units), dtype)))
 
     def runs(self) -> list[tuple[int, int, int, int, str]]:
-        """(first network, first unit, number of networks, width, activation) of every run of
-        consecutive networks with the same width and activation."""
+        """(first network, first unit, number of networks, width, activation) of every
+        run of consecutive networks with the same width and activation."""
         out, start, r = [], 0, 0
         while r < len(self.widths):
             key, count = (self.widths[r], self.activations[r]), 1
@@ -107,7 +107,9 @@ class Shallow(NamedTuple):
         return out
 
     def _activation_slices(self) -> list[tuple[slice, str]]:
-        """(units, activation name) of every run of consecutive networks with one activation."""
+        """(units, activation name) of every run of consecutive networks with one
+        activation.
+        """
         out, start, r = [], 0, 0
         while r < len(self.widths):
             end = r
@@ -163,11 +165,13 @@ class Shallow(NamedTuple):
         Theta_r(x_i, x2_j) for x (n1, 1) and x2 (n2, 1) (default x): shape (R, n1, n2),
 
             Theta_r(x, x') = (scale / m_r) sum_{u in r} mask_u [rho_r phi(p_u) phi(p_u')
-                             + v_u^2 phi'(p_u) phi'(p_u') (x x' + 1)],   p_u = w_u x + b_u,
+                             + v_u^2 phi'(p_u) phi'(p_u') (x x' + 1)],   p_u = w_u x +
+                               b_u,
 
-        with rho_r = 1 if network r trains its readout, else 0, and mask_u = ``unit_mask``
-        (default 1): a 0/1 mask gives the part of the kernel carried by a subset of units.
-        Computed in closed form, one contraction for all the networks of each width.
+        with rho_r = 1 if network r trains its readout, else 0, and mask_u =
+        ``unit_mask`` (default 1): a 0/1 mask gives the part of the kernel carried by a
+        subset of units. Computed in closed form, one contraction for all the networks
+        of each width.
         """
         x2 = x if x2 is None else x2
         mask = (
@@ -245,7 +249,8 @@ def shallow(
     names = (activation,) * count if isinstance(activation, str) else tuple(activation)
     if len(names) != count:
         raise ValueError(
-            f"activation must be one name or one per network ({count}), got {len(names)}"
+            f"activation must be one name or one per network ({count}), got "
+            f"{len(names)}"
         )
     for name in dict.fromkeys(names):
         _activations.get(name)
@@ -266,8 +271,8 @@ class KernelChange(NamedTuple):
     """What :func:`shallow_kernel_change` measures, one entry per network r.
 
     Delta K_r = ||Theta_T - Theta_0||_F / ||Theta_0||_F on the training inputs; the
-    "flipped" part is the kernel carried by the units whose pre-activation changed sign on
-    at least one training input.
+    "flipped" part is the kernel carried by the units whose pre-activation changed sign
+    on at least one training input.
 
     Attributes:
         delta_k: (R,) relative kernel change of every network.
@@ -292,13 +297,14 @@ class KernelChange(NamedTuple):
 def shallow_kernel_change(
     sh: Shallow, params: dict, x: ArrayLike, y: ArrayLike, lr: float, steps: int
 ) -> KernelChange:
-    """Train the networks of ``sh`` by gradient descent and measure how far their kernels move.
+    """Train the networks of ``sh`` by gradient descent and measure how far their
+    kernels move.
 
-    Every network r is trained on its own loss (1/2n) sum_i (f_r(x_i) - y_i)^2 (``y`` (n,),
-    the same labels for all) with step ``lr`` for ``steps`` steps, from ``params`` (the
-    dtype of ``params`` is the working precision). Tangent kernels are those of
-    :meth:`Shallow.ntk` on the training inputs, at the start and at the end. The run is one
-    call of :func:`lecturekit.training.gradient_descent`, compiled once per pack and
+    Every network r is trained on its own loss (1/2n) sum_i (f_r(x_i) - y_i)^2 (``y``
+    (n,), the same labels for all) with step ``lr`` for ``steps`` steps, from ``params``
+    (the dtype of ``params`` is the working precision). Tangent kernels are those of
+    :meth:`Shallow.ntk` on the training inputs, at the start and at the end. The run is
+    one call of :func:`lecturekit.training.gradient_descent`, compiled once per pack and
     ``steps``.
 
     Args:
@@ -323,7 +329,8 @@ def shallow_kernel_change(
     """
     if not isinstance(sh, Shallow):
         raise TypeError(
-            f"sh must be a Shallow description (shallow.shallow), got {type(sh).__name__}"
+            "sh must be a Shallow description (shallow.shallow), got "
+            f"{type(sh).__name__}"
         )
     for name in ("w", "b", "v"):
         if (
@@ -332,7 +339,8 @@ def shallow_kernel_change(
             or np.shape(params[name]) != (sh.units,)
         ):
             raise ValueError(
-                f"params must be a dict of w, b, v of shape ({sh.units},), e.g. sh.init(key)"
+                f"params must be a dict of w, b, v of shape ({sh.units},), e.g. "
+                "sh.init(key)"
             )
     check_params_pytree(params)
     dtype = params["v"].dtype

@@ -10,18 +10,19 @@ kernel has a finite limit as the widths grow.
 
 Three methods, chosen by ``implementation=`` in :func:`empirical_ntk`:
 
-* ``"structured"``: networks built by :func:`lecturekit.nets.mlp` use the per-layer formula
-  Theta = sum_l (mW_l^2 <h_l(x), h_l(x')> + mb_l^2) <delta_l(x), delta_l(x')>, where h_l is
-  the input of dense layer l, delta_l = df/dz_l the backpropagated error at its
-  pre-activation (both from :meth:`lecturekit.nets.MLP.backward`) and (mW_l, mb_l) the
-  layer's forward multipliers. The network owns it
+* ``"structured"``: networks built by :func:`lecturekit.nets.mlp` use the per-layer
+  formula Theta = sum_l (mW_l^2 <h_l(x), h_l(x')> + mb_l^2) <delta_l(x), delta_l(x')>,
+  where h_l is the input of dense layer l, delta_l = df/dz_l the backpropagated error at
+  its pre-activation (both from :meth:`lecturekit.nets.MLP.backward`) and (mW_l, mb_l)
+  the layer's forward multipliers. The network owns it
   (:meth:`lecturekit.nets.MLP.empirical_ntk`); it never forms the Jacobian: cost
   O(n1 n2 width) per layer;
-* ``"vector_products"`` (:func:`vector_product_ntk`), Jacobian-free for any model: column j
-  of the kernel is J(x1) (J(x2)^T e_j), one gradient (a VJP) at x2_j pushed forward by one
-  JVP through the batch x1, ``chunk`` columns at a time, so memory is O(chunk x #params);
-* ``"jacobian"`` (:func:`jacobian_ntk`): contract the Jacobians (``jax.jacrev``), exact but
-  with memory proportional to (number of inputs) x (number of parameters).
+* ``"vector_products"`` (:func:`vector_product_ntk`), Jacobian-free for any model:
+  column j of the kernel is J(x1) (J(x2)^T e_j), one gradient (a VJP) at x2_j pushed
+  forward by one JVP through the batch x1, ``chunk`` columns at a time, so memory is
+  O(chunk x #params);
+* ``"jacobian"`` (:func:`jacobian_ntk`): contract the Jacobians (``jax.jacrev``), exact
+  but with memory proportional to (number of inputs) x (number of parameters).
 
 Appendix "Computing kernels and Hessians fast" compares the three.
 
@@ -146,7 +147,8 @@ def empirical_ntk(
     check_choice(implementation, IMPLEMENTATIONS, name="implementation")
     if net is not None and not isinstance(net, _nets.MLP):
         raise TypeError(
-            f"net must be a lecturekit.nets.mlp network or None, got {type(net).__name__}"
+            "net must be a lecturekit.nets.mlp network or None, got "
+            f"{type(net).__name__}"
         )
     if net is not None and found is not None and found != net:
         raise ValueError("net= is a different network from the one whose apply is f")
@@ -213,8 +215,8 @@ def vector_product_ntk(
 
     Column j is J(x1) g_j with g_j = grad_theta f(x2_j) (a VJP): the JVP of the batch x1
     along g_j. ``chunk`` columns are computed at once (vmapped), the chunks in sequence
-    (``lax.map``), so the memory is O(chunk x #params + n1 x n2) and never holds a Jacobian;
-    the work is about that of 2 n2 forward passes through the batch x1.
+    (``lax.map``), so the memory is O(chunk x #params + n1 x n2) and never holds a
+    Jacobian; the work is about that of 2 n2 forward passes through the batch x1.
 
     Args:
         f: the model, ``f(params, x)`` maps a batch (n, d) to (n,).
@@ -261,7 +263,9 @@ def _vector_product_ntk(
 def _check_generic_model(
     f: Model, params: Any, x1: ArrayLike, x2: ArrayLike | None
 ) -> tuple[jax.Array, jax.Array]:
-    """Validate a model f(params, x) -> (n,) with its parameters and inputs; the checked (x1, x2)."""
+    """Validate a model f(params, x) -> (n,) with its parameters and inputs; the checked
+    (x1, x2).
+    """
     check_model(f)
     check_params_pytree(params)
     a, b = check_inputs_pair(x1, x2)
@@ -274,7 +278,8 @@ def _check_generic_model(
         ) from None
     if out_shape != (a.shape[0],):
         raise ValueError(
-            f"f(params, x) must return shape (n,) = ({a.shape[0]},) for x of shape {tuple(a.shape)}, "
+            f"f(params, x) must return shape (n,) = ({a.shape[0]},) for x of shape "
+            f"{tuple(a.shape)}, "
             f"got {out_shape}"
         )
     return a, b

@@ -6,35 +6,37 @@ lecturekit,
 
     L(params) = (1/2n) sum_i ||f(params, x_i) - y_i||^2          (:func:`square_loss`),
 
-so that gradient descent with step ``lr`` for s steps approximates gradient flow up to time
-t = lr s and, for a model linear in its parameters with tangent kernel K, the training
-outputs follow d f_S/dt = -(1/n) K (f_S - y) (see :mod:`lecturekit.regression`).
+so that gradient descent with step ``lr`` for s steps approximates gradient flow up to
+time t = lr s and, for a model linear in its parameters with tangent kernel K, the
+training outputs follow d f_S/dt = -(1/n) K (f_S - y)
+(see :mod:`lecturekit.regression`).
 
-* :func:`descend` is the engine: ``steps`` steps of theta <- theta - lr grad L(theta), the
-  loss before every step and after the last, ``observe(params)`` every ``every`` steps, an
-  optional divergence stop. It is pure and traceable: jit it, ``vmap`` it over
-  initializations or over a traced ``lr``. Every gradient-descent loop of the library and
-  of the chapters is a call of it. Its step is an update rule (Optax's
+* :func:`descend` is the engine: ``steps`` steps of theta <- theta - lr grad L(theta),
+  the loss before every step and after the last, ``observe(params)`` every ``every``
+  steps, an optional divergence stop. It is pure and traceable: jit it, ``vmap`` it over
+  initializations or over a traced ``lr``. Every gradient-descent loop of the library
+  and of the chapters is a call of it. Its step is an update rule (Optax's
   ``init``/``update`` convention): :class:`GradientStep` (the default),
   :class:`NoisyGradient`, :class:`StochasticGradient`.
 * :func:`gradient_descent` is the host wrapper: it checks its arguments, builds the
   loss (:func:`mse_loss`) from a model and data, runs :func:`descend` as one jitted
   program (compiled once per model, steps and options; data, parameters and ``lr``
   traced) and warns when the loss diverges.
-* :func:`noisy_descend` is the stochastic-gradient variant (Gaussian gradient noise and an
-  optional Robbins-Monro schedule lr_t = lr / (1 + t / decay)), for Chapter 7: the one
-  loop with the :class:`NoisyGradient` rule.
-* :func:`stochastic_descend` is stochastic gradient descent on the square loss of a model
-  and data: a random mini-batch at every step and optional label noise (fresh Gaussian noise
-  added to the targets at every step), for Chapter 5.
-* :func:`lazy_loss` is the lazy-training scale alpha of Chizat, Oyallon and Bach: the loss of the
-  rescaled, centred model alpha (f(theta) - f(theta_0)) divided by alpha^2 (Chapter 7).
+* :func:`noisy_descend` is the stochastic-gradient variant (Gaussian gradient noise and
+  an optional Robbins-Monro schedule lr_t = lr / (1 + t / decay)), for Chapter 7: the
+  one loop with the :class:`NoisyGradient` rule.
+* :func:`stochastic_descend` is stochastic gradient descent on the square loss of a
+  model and data: a random mini-batch at every step and optional label noise (fresh
+  Gaussian noise added to the targets at every step), for Chapter 5.
+* :func:`lazy_loss` is the lazy-training scale alpha of Chizat, Oyallon and Bach: the
+  loss of the rescaled, centred model alpha (f(theta) - f(theta_0)) divided by alpha^2
+  (Chapter 7).
 * :class:`Trajectory` is what both return; :func:`ntk_observer` is the observer that
   records the empirical tangent kernel; :func:`relative_kernel_change` is
   Delta K = ||K_t - K_0||_F / ||K_0||_F.
 
-Width sweeps (Chapter 2): :func:`ntk_errors` measures the relative error of empirical NTKs
-against the infinite-width kernel at several widths (networks drawn by
+Width sweeps (Chapter 2): :func:`ntk_errors` measures the relative error of empirical
+NTKs against the infinite-width kernel at several widths (networks drawn by
 :meth:`lecturekit.nets.MLP.init_many`, cut by :func:`lecturekit.nets.sub_network`).
 
 The packed one-hidden-layer networks of Chapter 2 (``shallow``, ``Shallow``,
@@ -99,22 +101,24 @@ __all__ = [
 Model = Callable[[Any, jax.Array], jax.Array]
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Losses of a model on data (the losses themselves live in lecturekit.losses;
 # square_loss and cross_entropy are re-exported here)
 
 
 def mse_loss(f: Model, x: ArrayLike, y: ArrayLike) -> Callable[[Any], jax.Array]:
-    """The loss params -> :func:`square_loss` (f(params, x), y) of a model on a batch (x, y).
+    """The loss params -> :func:`square_loss` (f(params, x), y) of a model on a batch
+    (x, y).
 
     Args:
-        f: a model f(params, x) mapping x of shape (n, d) to outputs of the shape of ``y``.
+        f: a model f(params, x) mapping x of shape (n, d) to outputs of the shape of
+            ``y``.
         x: inputs, shape (n, d).
         y: labels, shape (n,) or (n, k).
 
     Returns:
-        A function loss_fn(params) -> (1/2n) sum_i ||f(params, x_i) - y_i||^2 (a scalar), to
-        hand to :func:`descend`.
+        A function loss_fn(params) -> (1/2n) sum_i ||f(params, x_i) - y_i||^2 (a
+        scalar), to hand to :func:`descend`.
 
     Example:
         >>> from lecturekit import training
@@ -128,7 +132,8 @@ def mse_loss(f: Model, x: ArrayLike, y: ArrayLike) -> Callable[[Any], jax.Array]
     y = as_float_array(y, name="y", ndim=(1, 2))
     if y.shape[0] != x.shape[0]:
         raise ValueError(
-            f"x and y must have the same number of rows, got {x.shape[0]} and {y.shape[0]}"
+            f"x and y must have the same number of rows, got {x.shape[0]} and "
+            f"{y.shape[0]}"
         )
 
     def loss(params):
@@ -143,13 +148,14 @@ def lazy_loss(
     """The lazy-training loss of Chizat, Oyallon and Bach: scale alpha, centred model.
 
     Returns params -> (1/alpha^2) L(alpha (f(params, x) - f(params0, x)), y) with L the
-    square loss (1/2n) sum_i ||.||^2 of :func:`square_loss`. Gradient descent on it with a
-    fixed step is gradient descent on the model alpha (f - f_0) with step lr / alpha^2, the
-    scaling under which the time needed to fit the data does not depend on alpha. As
-    alpha -> infinity the parameters move by O(1/alpha) and training follows the model
-    linearized at params0 (the lazy, kernel regime); small alpha is the rich regime.
-    alpha = 1 is the plain centred loss L(f - f_0, y). For a mean-field network of width m,
-    alpha = sqrt(m) with step lr is the NTK-parameterized network with step lr / m.
+    square loss (1/2n) sum_i ||.||^2 of :func:`square_loss`. Gradient descent on it with
+    a fixed step is gradient descent on the model alpha (f - f_0) with step lr /
+    alpha^2, the scaling under which the time needed to fit the data does not depend on
+    alpha. As alpha -> infinity the parameters move by O(1/alpha) and training follows
+    the model linearized at params0 (the lazy, kernel regime); small alpha is the rich
+    regime. alpha = 1 is the plain centred loss L(f - f_0, y). For a mean-field network
+    of width m, alpha = sqrt(m) with step lr is the NTK-parameterized network with step
+    lr / m.
 
     Args:
         f: a model f(params, x) -> (n,) or (n, k).
@@ -175,7 +181,8 @@ def lazy_loss(
     y = as_float_array(y, name="y", ndim=(1, 2))
     if y.shape[0] != x.shape[0]:
         raise ValueError(
-            f"x and y must have the same number of rows, got {x.shape[0]} and {y.shape[0]}"
+            f"x and y must have the same number of rows, got {x.shape[0]} and "
+            f"{y.shape[0]}"
         )
     alpha = check_real(alpha, name="alpha", positive=True)
     f0 = f(params0, x)
@@ -186,7 +193,7 @@ def lazy_loss(
     return loss
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Update rules of the engine (the Optax convention: init(params), update(grads, ...))
 
 
@@ -381,25 +388,25 @@ def _check_rule(update: Any) -> Any:
     return update
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # The engine
 
 
 class Trajectory(NamedTuple):
     """A gradient-descent run: what :func:`descend` and :func:`gradient_descent` return.
 
-    With s = the number of observations (``steps // every + 1``, one more if ``every`` does
-    not divide ``steps``):
+    With s = the number of observations (``steps // every + 1``, one more if ``every``
+    does not divide ``steps``):
 
     Attributes:
-        steps: (s,) int array, the step counts of the observations: 0, every, 2 every, ...,
-            and ``steps`` last.
+        steps: (s,) int array, the step counts of the observations: 0, every, 2
+            every, ..., and ``steps`` last.
         losses: (steps + 1,) array: ``losses[k]`` is the loss after k steps (before step
-            k + 1), ``losses[-1]`` the loss of the final iterate. With ``stop_above``, the
-            entries from ``diverged_at`` on are +inf.
+            k + 1), ``losses[-1]`` the loss of the final iterate. With ``stop_above``,
+            the entries from ``diverged_at`` on are +inf.
         observed: ``observe(params)`` at the observation steps, every leaf stacked on a
-            leading axis of size s (None if there was no ``observe``). After a divergence
-            stop the observations are those of the frozen iterate.
+            leading axis of size s (None if there was no ``observe``). After a
+            divergence stop the observations are those of the frozen iterate.
         final_params: the last iterate (the frozen one after a divergence stop).
         diverged_at: int array (): the first k whose loss was non-finite or above
             ``stop_above``, or -1 if there was none.
@@ -435,13 +442,13 @@ def descend(
 ) -> Trajectory:
     """Gradient descent theta <- theta - lr grad L(theta): the one loop of lecturekit.
 
-    Runs ``steps`` steps from ``params`` on the scalar loss ``loss_fn``, records the loss
-    before every step and after the last, and evaluates ``observe(params)`` at steps 0,
-    every, 2 every, ..., and ``steps``. Pure and traceable: jit it, ``vmap`` it over
-    ``params`` (many initializations) or over a traced ``lr`` (a learning-rate sweep);
-    ``steps`` and ``every`` are Python ints. The run is a ``lax.scan`` over observation
-    periods of an inner ``lax.scan`` over steps, so the gradient step and the observer each
-    appear once in the compiled program, whatever ``steps`` is.
+    Runs ``steps`` steps from ``params`` on the scalar loss ``loss_fn``, records the
+    loss before every step and after the last, and evaluates ``observe(params)`` at
+    steps 0, every, 2 every, ..., and ``steps``. Pure and traceable: jit it, ``vmap`` it
+    over ``params`` (many initializations) or over a traced ``lr`` (a learning-rate
+    sweep); ``steps`` and ``every`` are Python ints. The run is a ``lax.scan`` over
+    observation periods of an inner ``lax.scan`` over steps, so the gradient step and
+    the observer each appear once in the compiled program, whatever ``steps`` is.
 
     Divergence: with ``stop_above`` set, the first iterate whose loss is not finite or
     exceeds ``stop_above`` is frozen (no more steps are taken), every later loss is
@@ -510,17 +517,20 @@ def _descend_program(static, traced, params, lr, steps, every, stop_above, rule)
 def _descend(loss_fn, params, lr, steps, every, observe, stop_above, rule):
     """:func:`descend` without the checks (arguments trusted).
 
-    The inner step is kept as lean as the plain loop whenever it can be (XLA's CPU loops pay
-    for every extra operation on every step): no divergence bookkeeping without
-    ``stop_above`` (``diverged_at`` is read off the recorded losses afterwards), no masking
-    unless the last observation period is short, and no outer loop without an observer.
+    The inner step is kept as lean as the plain loop whenever it can be (XLA's CPU loops
+    pay for every extra operation on every step): no divergence bookkeeping without
+    ``stop_above`` (``diverged_at`` is read off the recorded losses afterwards), no
+    masking unless the last observation period is short, and no outer loop without an
+    observer.
     """
     value_and_grad = jax.value_and_grad(loss_fn)
     at = jnp.asarray(_observation_steps(steps, every), dtype=jnp.int32)
     freeze = stop_above is not None
 
     def judge(value, k, diverged_at):
-        """(loss as recorded, diverged_at) for the loss ``value`` of step k, with stop_above."""
+        """(loss as recorded, diverged_at) for the loss ``value`` of step k, with
+        stop_above.
+        """
         bad = ~jnp.isfinite(value) | (value > stop_above)
         diverged_at = jnp.where((diverged_at < 0) & bad, k, diverged_at)
         return jnp.where(diverged_at >= 0, jnp.inf, value), diverged_at
@@ -603,8 +613,9 @@ def noisy_descend(
 ) -> Trajectory:
     """Gradient descent with Gaussian gradient noise and an optional decaying step.
 
-    theta_{t+1} = theta_t - lr_t (grad L(theta_t) + noise xi_t), t = 0, ..., steps - 1, with
-    xi_t i.i.d. N(0, I) (one entry per parameter; all steps*P numbers are drawn at once by
+    theta_{t+1} = theta_t - lr_t (grad L(theta_t) + noise xi_t), t = 0, ..., steps - 1,
+    with xi_t i.i.d. N(0, I) (one entry per parameter; all steps*P numbers are drawn at
+    once by
     :func:`lecturekit.sampling.standard_normal` (key, (steps, P)), row t for step t, so
     keep steps * P moderate) and
 
@@ -613,8 +624,8 @@ def noisy_descend(
     * lr_t = lr / (1 + t / decay): a Robbins-Monro schedule (sum lr_t = infinity,
       sum lr_t^2 < infinity), under which the iterates converge to the minimizer.
 
-    This models stochastic gradients (an unbiased gradient with noise of fixed size). Pure
-    and traceable like :func:`descend` (``steps`` is a Python int).
+    This models stochastic gradients (an unbiased gradient with noise of fixed size).
+    Pure and traceable like :func:`descend` (``steps`` is a Python int).
 
     Args:
         loss_fn: a scalar loss of the parameters.
@@ -670,16 +681,17 @@ def stochastic_descend(
     every: int | None = None,
     observe: Callable[[Any], Any] | None = None,
 ) -> Trajectory:
-    """Stochastic gradient descent on the square loss: random mini-batches and label noise.
+    """Stochastic gradient descent on the square loss: random mini-batches and label
+    noise.
 
-    Step t draws a batch B_t of ``batch`` = b distinct examples uniformly at random (all n
-    examples when ``batch`` is None) and fresh labels y_i + sigma xi_{t,i}, xi i.i.d.
+    Step t draws a batch B_t of ``batch`` = b distinct examples uniformly at random (all
+    n examples when ``batch`` is None) and fresh labels y_i + sigma xi_{t,i}, xi i.i.d.
     N(0, 1), sigma = ``label_noise``, and takes one gradient step on
 
         L_t(params) = (1/2b) sum_{i in B_t} (f(params, x_i) - y_i - sigma xi_{t,i})^2,
 
-    the book's normalization (:func:`square_loss`). Its mean over batches and noise is the
-    clean loss L = (1/2n) sum_i (f(params, x_i) - y_i)^2 plus a constant, so this is
+    the book's normalization (:func:`square_loss`). Its mean over batches and noise is
+    the clean loss L = (1/2n) sum_i (f(params, x_i) - y_i)^2 plus a constant, so this is
     unbiased SGD on L; with sigma > 0 and the full batch it is the label-noise gradient
     descent of Blanc et al., whose noise covariance at a global minimum is
     lr^2 (sigma^2/n) times the Gauss-Newton Hessian of L. ``losses`` records the clean
@@ -688,9 +700,9 @@ def stochastic_descend(
     Randomness: the batches come from
     :func:`lecturekit.sampling.choice_without_replacement` with keys folded from ``key``
     by the step number; the label noise from one draw of
-    :func:`lecturekit.sampling.standard_normal` ((steps, b) numbers, held in memory: keep
-    steps * b moderate). Pure and traceable like :func:`descend`: ``vmap`` it over keys for
-    independent chains, or over a traced ``lr``.
+    :func:`lecturekit.sampling.standard_normal` ((steps, b) numbers, held in memory:
+    keep steps * b moderate). Pure and traceable like :func:`descend`: ``vmap`` it over
+    keys for independent chains, or over a traced ``lr``.
 
     Args:
         f: the model f(params, x), a batch of shape (n, d) -> (n,).
@@ -707,13 +719,14 @@ def stochastic_descend(
         observe: a function of the parameters returning any pytree of arrays, or None.
 
     Returns:
-        A :class:`Trajectory`: ``steps`` = 0, every, ..., steps; ``losses`` the clean loss,
-        shape (steps + 1,); ``observed`` at the observation steps (None without
-        ``observe``); the final parameters; ``diverged_at`` the first non-finite loss or -1.
+        A :class:`Trajectory`: ``steps`` = 0, every, ..., steps; ``losses`` the clean
+        loss, shape (steps + 1,); ``observed`` at the observation steps (None without
+        ``observe``); the final parameters; ``diverged_at`` the first non-finite loss or
+        -1.
 
     Raises:
-        ValueError: ``batch`` outside [1, n], ``every`` not dividing ``steps``, a negative
-            ``label_noise``, or shapes of x and y that do not match.
+        ValueError: ``batch`` outside [1, n], ``every`` not dividing ``steps``, a
+            negative ``label_noise``, or shapes of x and y that do not match.
 
     Example:
         >>> from lecturekit import training
@@ -811,16 +824,19 @@ def gradient_descent(
 
     Two ways to call it:
 
-    * ``gradient_descent(f, params, lr, steps, x=x, y=y)``: f(params, x) is a model and the
-      loss is the square loss (1/2n) sum_i ||f(params, x_i) - y_i||^2 (:func:`mse_loss`);
-    * ``gradient_descent(loss_fn, params, lr, steps)``: loss_fn(params) is any scalar loss.
+    * ``gradient_descent(f, params, lr, steps, x=x, y=y)``: f(params, x) is a model and
+      the loss is the square loss (1/2n) sum_i ||f(params, x_i) - y_i||^2
+      (:func:`mse_loss`);
+    * ``gradient_descent(loss_fn, params, lr, steps)``: loss_fn(params) is any scalar
+      loss.
 
     The whole run is one jitted program, compiled once per model (or loss), ``steps``,
     ``every``, ``observe`` and ``stop_above``: the data, parameters and ``lr`` are
     traced, and so are the arrays inside observers and inside a model that is a pytree
     (a registered dataclass with a ``__call__``). It may itself be called inside
     ``jit`` or ``vmap`` (the warning is then skipped). A loss that becomes NaN or
-    infinite (``lr`` beyond the stable step) gives a :class:`~lecturekit.NumericalWarning`.
+    infinite (``lr`` beyond the stable step) gives
+    a :class:`~lecturekit.NumericalWarning`.
 
     Args:
         f: the model f(params, x) (with ``x`` and ``y``) or the loss loss_fn(params).
@@ -1127,7 +1143,8 @@ def _recorder(observe: Any) -> Callable[[Any], Any] | None:
 
 
 def ntk_observer(f: Model, x: ArrayLike) -> Callable[[Any], jax.Array]:
-    """The observer params -> empirical tangent kernel of ``f`` on ``x``, for :func:`descend`.
+    """The observer params -> empirical tangent kernel of ``f`` on ``x``,
+    for :func:`descend`.
 
     Records Theta_t(x_i, x_j) = <grad f(x_i), grad f(x_j)> (summed over every parameter
     leaf) with :func:`lecturekit.tangent.empirical_ntk`; f must have a scalar output per
@@ -1153,10 +1170,10 @@ def ntk_observer(f: Model, x: ArrayLike) -> Callable[[Any], jax.Array]:
 def relative_kernel_change(k_t: ArrayLike, k_0: ArrayLike) -> jax.Array:
     """Delta K = ||K_t - K_0||_F / ||K_0||_F, the relative change of a tangent kernel.
 
-    The one measure of kernel movement in lecturekit (Frobenius norms). ``k_t`` may carry
-    leading axes (a stack of snapshots, e.g. the ``observed`` of an :func:`ntk_observer`
-    run); the result has those axes. Computed with NumPy for concrete arrays (nothing to
-    compile), with jax.numpy when traced.
+    The one measure of kernel movement in lecturekit (Frobenius norms). ``k_t`` may
+    carry leading axes (a stack of snapshots, e.g. the ``observed`` of
+    an :func:`ntk_observer` run); the result has those axes. Computed with NumPy for
+    concrete arrays (nothing to compile), with jax.numpy when traced.
 
     Args:
         k_t: kernels (..., n, n).
@@ -1175,7 +1192,8 @@ def relative_kernel_change(k_t: ArrayLike, k_0: ArrayLike) -> jax.Array:
     k0 = as_float_array(k_0, name="k_0", ndim=2, finite=False)
     if kt.shape[-2:] != k0.shape:
         raise ValueError(
-            f"k_t must end with the shape of k_0 {tuple(k0.shape)}, got {tuple(kt.shape)}"
+            f"k_t must end with the shape of k_0 {tuple(k0.shape)}, got "
+            f"{tuple(kt.shape)}"
         )
     if isinstance(kt, jax.core.Tracer) or isinstance(k0, jax.core.Tracer):
         return jnp.sqrt(jnp.sum((kt - k0) ** 2, axis=(-2, -1))) / jnp.linalg.norm(k0)
@@ -1189,13 +1207,13 @@ def relative_kernel_change(k_t: ArrayLike, k_0: ArrayLike) -> jax.Array:
     return jnp.asarray(np.sqrt(np.sum((kt - k0) ** 2, axis=(-2, -1))) / norm0)
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Checks
 
 
 def _check_loop(loss_fn: Any, params: Any, lr: Any, steps: Any) -> None:
-    """Checks of :func:`descend`'s arguments that hold under jit and vmap too (values of a
-    traced ``lr`` are not inspected; ``lr`` itself is passed on unchanged)."""
+    """Checks of :func:`descend`'s arguments that hold under jit and vmap too (values of
+    a traced ``lr`` are not inspected; ``lr`` itself is passed on unchanged)."""
     check_callable(loss_fn, name="loss_fn", what="a scalar loss loss_fn(params)")
     check_params_pytree(params)
     if not is_traced(lr):
@@ -1205,7 +1223,9 @@ def _check_loop(loss_fn: Any, params: Any, lr: Any, steps: Any) -> None:
 
 
 def _warn_divergence(traj: Trajectory, lr: Any, stop_above: Any) -> None:
-    """Warn if gradient descent blew up: a non-finite loss means lr is beyond the stable step."""
+    """Warn if gradient descent blew up: a non-finite loss means lr is beyond the stable
+    step.
+    """
     at = concrete(traj.diverged_at)
     if at is None or at.ndim or int(at) < 0:
         return
@@ -1217,13 +1237,14 @@ def _warn_divergence(traj: Trajectory, lr: Any, stop_above: Any) -> None:
     )
     warn_numerical(
         f"gradient_descent diverged: the loss {what} from step {int(at)} on; "
-        f"lr = {float(rate):g} is too large for this problem (gradient descent is stable for lr < 2 / "
+        f"lr = {float(rate):g} is too large for this problem (gradient descent is "
+        "stable for lr < 2 / "
         "the largest Hessian eigenvalue)",
         stacklevel=4,
     )
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Empirical NTKs at several widths (Chapter 2)
 
 
@@ -1237,19 +1258,20 @@ def ntk_errors(
     *,
     nested: bool = False,
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Relative errors ||Theta_m - Theta||_F / ||Theta||_F of empirical NTKs at several widths.
+    """Relative errors ||Theta_m - Theta||_F / ||Theta||_F of empirical NTKs at several
+    widths.
 
     ``make_net(width)`` builds the network (NTK parameterization, readout bias std 0);
-    ``theory`` is its infinite-width NTK on ``x``. Returns (errors, kernels): one array per
-    width, of shapes (draws,) and (draws, n, n). Every network is drawn at the largest
-    width M in one compiled program. By default there are ``len(widths) * seeds`` draws and
-    the width-m networks are the first m units of ``seeds`` draws of their own
-    (independent across widths). With ``nested=True`` there are ``seeds`` draws and the
-    width-m networks are all M // m disjoint blocks of m units of each (independent of
-    each other, but parts of the widest networks: cheaper, and errors at different widths
-    are correlated). The networks are drawn on the host by
-    :meth:`lecturekit.nets.MLP.init_many` (nothing compiled per width), the kernels of all
-    widths are computed in one compiled program.
+    ``theory`` is its infinite-width NTK on ``x``. Returns (errors, kernels): one array
+    per width, of shapes (draws,) and (draws, n, n). Every network is drawn at the
+    largest width M in one compiled program. By default there are ``len(widths) *
+    seeds`` draws and the width-m networks are the first m units of ``seeds`` draws of
+    their own (independent across widths). With ``nested=True`` there are ``seeds``
+    draws and the width-m networks are all M // m disjoint blocks of m units of each
+    (independent of each other, but parts of the widest networks: cheaper, and errors at
+    different widths are correlated). The networks are drawn on the host by
+    :meth:`lecturekit.nets.MLP.init_many` (nothing compiled per width), the kernels of
+    all widths are computed in one compiled program.
 
     Args:
         make_net: a function width -> ``nets.mlp`` network (NTK parameterization,
@@ -1263,7 +1285,8 @@ def ntk_errors(
         nested: cut every width from the same ``seeds`` widest networks.
 
     Returns:
-        (errors, kernels): lists with one (draws,) and one (draws, n, n) array per width.
+        (errors, kernels): lists with one (draws,) and one (draws, n, n) array per
+        width.
 
     Example:
         >>> from lecturekit import nets, training
@@ -1287,13 +1310,15 @@ def ntk_errors(
     theory = np.asarray(as_float_array(theory, name="theory", ndim=2))
     if theory.shape != (x.shape[0], x.shape[0]):
         raise ValueError(
-            f"theory must have shape {(x.shape[0], x.shape[0])} (n x n for the n rows of x), "
+            f"theory must have shape {(x.shape[0], x.shape[0])} (n x n for the n rows "
+            "of x), "
             f"got {theory.shape}"
         )
     net1 = make_net(1)
     if net1.out_b_std != 0.0:
         raise ValueError(
-            "make_net must build networks with out_b_std = 0 (blocks share the readout bias)"
+            "make_net must build networks with out_b_std = 0 (blocks share the readout "
+            "bias)"
         )
     if x.shape[1] != net1.input_dim:
         raise ValueError(

@@ -3,27 +3,30 @@ r"""Diagonal linear networks and their implicit regularizer (Woodworth et al. 20
 Parameters :math:`\theta_+, \theta_- \in \mathbb R^d`, linear predictor
 :math:`\beta = \theta_+^2 - \theta_-^2` (entrywise), square loss
 :math:`\mathcal L = \frac12 \sum_n (\langle \beta, x_n\rangle - y_n)^2` on a design X of
-shape (N, d), initialization :math:`\theta_+ = \theta_- = \alpha\,\theta_0`. Gradient flow
-converges to :math:`\operatorname{argmin}\{Q_{\alpha,\theta_0}(\beta) : X\beta = y\}` with
+shape (N, d), initialization :math:`\theta_+ = \theta_- = \alpha\,\theta_0`. Gradient
+flow converges to :math:`\operatorname{argmin}\{Q_{\alpha,\theta_0}(\beta) : X\beta =
+y\}` with
 
 .. math::
 
     q(z) = 2 - \sqrt{4 + z^2} + z \operatorname{arcsinh}(z/2), \qquad
-    Q_{\alpha,\theta_0}(\beta) = \sum_i s_i\, q(\beta_i / s_i), \quad s_i = \alpha^2\theta_{0,i}^2.
+    Q_{\alpha,\theta_0}(\beta) = \sum_i s_i\, q(\beta_i / s_i), \quad
+    s_i = \alpha^2\theta_{0,i}^2.
 
-:func:`train_diagonal_net` integrates the flow; :func:`argmin_Q` solves the convex program
-through its dual and :func:`argmin_Q_primal` (slower, independent) on the primal;
+:func:`train_diagonal_net` integrates the flow; :func:`argmin_Q` solves the convex
+program through its dual and :func:`argmin_Q_primal` (slower, independent) on the
+primal;
 :func:`min_l1_interpolant` and :func:`min_weighted_l2_interpolant` are the
-:math:`\alpha \to 0` and :math:`\alpha \to \infty` limits; :func:`sparse_regression_problem`
-draws the test problems.
+:math:`\alpha \to 0` and :math:`\alpha \to \infty`
+limits; :func:`sparse_regression_problem` draws the test problems.
 
 Normalization. The loss here is the sum :math:`\frac12\sum_n`, not the mean
-:math:`\frac1{2N}\sum_n` of :func:`lecturekit.training.square_loss`. A constant factor in
-the loss only rescales the time of gradient flow (the flow of :math:`c\mathcal L` at time
-t is the flow of :math:`\mathcal L` at time ct), so the limit, the only thing these
+:math:`\frac1{2N}\sum_n` of :func:`lecturekit.training.square_loss`. A constant factor
+in the loss only rescales the time of gradient flow (the flow of :math:`c\mathcal L` at
+time t is the flow of :math:`\mathcal L` at time ct), so the limit, the only thing these
 functions return, is the same for both; only the ``time`` reported by
-:func:`train_diagonal_net_info` is in the units of the sum (N times shorter than in those of
-the mean).
+:func:`train_diagonal_net_info` is in the units of the sum (N times shorter than in
+those of the mean).
 """
 
 from __future__ import annotations
@@ -65,7 +68,8 @@ __all__ = [
 
 
 def q(z: ArrayLike) -> jax.Array:
-    r"""The potential of diagonal networks, :math:`q(z) = 2 - \sqrt{4 + z^2} + z\operatorname{arcsinh}(z/2)`.
+    r"""The potential of diagonal networks, :math:`q(z) = 2 - \sqrt{4 + z^2} +
+    z\operatorname{arcsinh}(z/2)`.
 
     Properties: q(0) = 0, :math:`q'(z) = \operatorname{arcsinh}(z/2)`,
     :math:`q''(z) = 1/\sqrt{4 + z^2} > 0` (strictly convex), q even;
@@ -95,7 +99,8 @@ def _theta0(theta0: ArrayLike | None, d: int) -> jax.Array:
     t = as_float_array(theta0, name="theta0", ndim=1)
     if t.shape[0] != d:
         raise ValueError(
-            f"theta0 must have {d} entries (one per coordinate of beta), got {t.shape[0]}"
+            f"theta0 must have {d} entries (one per coordinate of beta), got "
+            f"{t.shape[0]}"
         )
     # a zero entry would freeze its coordinate
     check_range(
@@ -105,10 +110,11 @@ def _theta0(theta0: ArrayLike | None, d: int) -> jax.Array:
 
 
 def Q(beta: ArrayLike, alpha: float, theta0: ArrayLike | None = None) -> jax.Array:
-    r"""The implicit regularizer :math:`Q_{\alpha,\theta_0}(\beta) = \sum_i s_i\,q(\beta_i/s_i)`, :math:`s_i = \alpha^2\theta_{0,i}^2`.
+    r"""The implicit regularizer :math:`Q_{\alpha,\theta_0}(\beta) = \sum_i
+    s_i\,q(\beta_i/s_i)`, :math:`s_i = \alpha^2\theta_{0,i}^2`.
 
-    Strictly convex in beta, with gradient :math:`\operatorname{arcsinh}(\beta_i/(2 s_i))`.
-    Its limits: :math:`\alpha^2 Q \to \sum_i \beta_i^2/(4\theta_{0,i}^2)` as
+    Strictly convex in beta, with gradient :math:`\operatorname{arcsinh}(\beta_i/(2
+    s_i))`. Its limits: :math:`\alpha^2 Q \to \sum_i \beta_i^2/(4\theta_{0,i}^2)` as
     :math:`\alpha \to \infty`, :math:`Q/\log(1/\alpha^2) \to \|\beta\|_1` as
     :math:`\alpha \to 0`.
 
@@ -134,7 +140,8 @@ def Q(beta: ArrayLike, alpha: float, theta0: ArrayLike | None = None) -> jax.Arr
 
 
 class DiagonalNetInfo(NamedTuple):
-    r"""The end of a gradient-flow run of a diagonal network (:func:`train_diagonal_net_info`).
+    r"""The end of a gradient-flow run of a diagonal network
+    (:func:`train_diagonal_net_info`).
 
     Attributes:
         beta: the predictor :math:`\theta_+^2 - \theta_-^2`, shape (d,).
@@ -165,7 +172,9 @@ _STABILITY = 0.25  # eta * (bound on the Hessian) <= _STABILITY
 
 @jax.jit
 def _integrate_flow(X, y, start, step_scale, tol, max_iter):
-    """Explicit (multiplicative-Euler) integration of the flow with step-size control."""
+    """Explicit (multiplicative-Euler) integration of the flow with step-size
+    control.
+    """
     abs_x = jnp.abs(X)
     col = abs_x.T @ jnp.ones(X.shape[0])
     spectral_sq = jnp.linalg.norm(X, ord=2) ** 2
@@ -181,13 +190,14 @@ def _integrate_flow(X, y, start, step_scale, tol, max_iter):
     def step(_, state):
         tp, tm, k, t = state
         g = X.T @ residual(tp, tm)
-        # bound on the Hessian: 4 lambda_max(X diag(w) X^T) + 2 max|g|, w = tp^2 + tm^2, with
-        # lambda_max(X diag(w) X^T) <= min(Gershgorin row sum, ||X||_2^2 max w)
+        # bound on the Hessian: 4 lambda_max(X diag(w) X^T) + 2 max|g|, w = tp^2 + tm^2,
+        # with lambda_max(X diag(w) X^T) <= min(Gershgorin row sum, ||X||_2^2 max w)
         w = tp**2 + tm**2
         gram = jnp.minimum(jnp.max(abs_x @ (w * col)), spectral_sq * jnp.max(w))
         gmax = jnp.max(jnp.abs(g))
         curvature = 4.0 * gram + 2.0 * gmax
-        # stability: eta * curvature <= 1/4; accuracy: each factor 1 -+ 2 eta g_i within step_scale of 1
+        # stability: eta * curvature <= 1/4; accuracy: each factor 1 -+ 2 eta g_i within
+        # step_scale of 1
         eta = jnp.minimum(_STABILITY / curvature, step_scale / (2.0 * gmax + 1e-300))
         return tp - 2.0 * eta * g * tp, tm + 2.0 * eta * g * tm, k + 1, t + eta
 
@@ -218,9 +228,9 @@ def train_diagonal_net_info(
 ) -> DiagonalNetInfo:
     r"""Gradient flow of a diagonal linear network, with the state at its end.
 
-    The flow of :math:`\mathcal L = \frac12\sum_n (\langle\theta_+^2 - \theta_-^2, x_n\rangle - y_n)^2`
-    (X of shape (N, d)) from :math:`\theta_\pm = \alpha\theta_0` (so :math:`\beta(0) = 0`)
-    is followed by steps
+    The flow of :math:`\mathcal L = \frac12\sum_n (\langle\theta_+^2 - \theta_-^2,
+    x_n\rangle - y_n)^2` (X of shape (N, d)) from :math:`\theta_\pm = \alpha\theta_0`
+    (so :math:`\beta(0) = 0`) is followed by steps
 
     .. math::
 
@@ -229,24 +239,26 @@ def train_diagonal_net_info(
         \eta = \min\Big(\frac{1/4}{\lambda},\ \frac{c}{2\max_i |g_i|}\Big),
 
     with c = ``step_scale`` and
-    :math:`\lambda = 4\min\big(\max_n (|X|\,\mathrm{diag}(w)\,|X|^\top \mathbf 1)_n,\ \|X\|_2^2\max_i w_i\big) + 2\max_i|g_i|`,
+    :math:`\lambda = 4\min\big(\max_n (|X|\,\mathrm{diag}(w)\,|X|^\top \mathbf 1)_n,\
+    \|X\|_2^2\max_i w_i\big) + 2\max_i|g_i|`,
     :math:`w = \theta_+^2 + \theta_-^2`, a bound on the largest Hessian eigenvalue
     (Gershgorin or spectral norm). One rule serves the stiff large-alpha regime and the
     slow small-alpha one (API.md asks for every alpha in [0.05, 20] in seconds). The run
     stops when :math:`\|r\| \le` ``tol`` :math:`\|y\|`.
 
-    Why an integrator of its own rather than :func:`lecturekit.training.descend`: what is
-    wanted is the limit of the gradient *flow*, not gradient descent at a chosen learning
-    rate. Like an ODE solver's step-size control, the step is recomputed from the state at
-    every iteration; the number of steps is not known in advance (from hundreds to tens
-    of thousands, depending on alpha and the data) and the loop stops on a tolerance. The
-    engine runs a fixed number of steps at a fixed ``lr`` and records the loss at every
-    step, which fits none of the three. The accuracy of the integrator: gradient descent
-    multiplies :math:`\theta_\pm` by :math:`1 \mp 2\eta g` instead of the flow's
+    Why an integrator of its own rather than :func:`lecturekit.training.descend`: what
+    is wanted is the limit of the gradient *flow*, not gradient descent at a chosen
+    learning rate. Like an ODE solver's step-size control, the step is recomputed from
+    the state at every iteration; the number of steps is not known in advance (from
+    hundreds to tens of thousands, depending on alpha and the data) and the loop stops
+    on a tolerance. The engine runs a fixed number of steps at a fixed ``lr`` and
+    records the loss at every step, which fits none of the three. The accuracy of the
+    integrator: gradient descent multiplies :math:`\theta_\pm` by :math:`1 \mp 2\eta g`
+    instead of the flow's
     :math:`e^{\mp 2\eta g}`, so its limit is the flow's limit for the shape
-    :math:`\sqrt{\theta_+\theta_-}/\alpha` instead of :math:`\theta_0`; that shape drifts by
-    O(``step_scale``), and the relative distance to :func:`argmin_Q` is about 0.03--0.1
-    times ``step_scale`` at alpha = 0.05 on sparse Gaussian problems.
+    :math:`\sqrt{\theta_+\theta_-}/\alpha` instead of :math:`\theta_0`; that shape
+    drifts by O(``step_scale``), and the relative distance to :func:`argmin_Q` is about
+    0.03--0.1 times ``step_scale`` at alpha = 0.05 on sparse Gaussian problems.
 
     Args:
         X: design, shape (N, d).
@@ -274,7 +286,8 @@ def train_diagonal_net_info(
     c = check_real(step_scale, name="step_scale", positive=True)
     if c > 1.0:
         raise ValueError(
-            f"step_scale must be in (0, 1] (a fraction of the stable step), got {step_scale}"
+            "step_scale must be in (0, 1] (a fraction of the stable step), got "
+            f"{step_scale}"
         )
     tol_ = check_real(tol, name="tol", positive=True)
     n_max = check_positive_int(max_iter, name="max_iter")
@@ -285,8 +298,10 @@ def train_diagonal_net_info(
     steps, rnorm = int(steps), float(rnorm)
     if rnorm > tol_ * float(jnp.linalg.norm(ya)):
         raise RuntimeError(
-            f"train_diagonal_net did not reach ||X beta - y|| <= {tol_:g} ||y|| in {n_max} steps "
-            f"(residual {rnorm:.3g}); increase max_iter or tol, or check that X beta = y is solvable"
+            f"train_diagonal_net did not reach ||X beta - y|| <= {tol_:g} ||y|| in "
+            f"{n_max} steps "
+            f"(residual {rnorm:.3g}); increase max_iter or tol, or check that X beta = "
+            "y is solvable"
         )
     return DiagonalNetInfo(tp**2 - tm**2, tp, tm, steps, float(time), rnorm)
 
@@ -301,11 +316,12 @@ def train_diagonal_net(
     tol: float = 1e-9,
     max_iter: int = 5_000_000,
 ) -> jax.Array:
-    r"""Gradient flow of a diagonal linear network: :math:`\beta = \theta_+^2 - \theta_-^2` at convergence.
+    r"""Gradient flow of a diagonal linear network: :math:`\beta = \theta_+^2 -
+    \theta_-^2` at convergence.
 
     The same run as :func:`train_diagonal_net_info` (see there for the loss
-    :math:`\frac12\sum_n`, the step rule and why it is an integrator of its own), returning
-    only beta. Gradient flow converges to :func:`argmin_Q`.
+    :math:`\frac12\sum_n`, the step rule and why it is an integrator of its own),
+    returning only beta. Gradient flow converges to :func:`argmin_Q`.
 
     Args:
         X: design, shape (N, d).
@@ -347,15 +363,16 @@ def argmin_Q(
     tol: float = 1e-11,
     max_iter: int = 500,
 ) -> jax.Array:
-    r""":math:`\operatorname{argmin}\{Q_{\alpha,\theta_0}(\beta) : X\beta = y\}`, by Newton's method on the dual.
+    r""":math:`\operatorname{argmin}\{Q_{\alpha,\theta_0}(\beta) : X\beta = y\}`, by
+    Newton's method on the dual.
 
     KKT: :math:`\operatorname{arcsinh}(\beta_i/(2 s_i)) = (X^\top\nu)_i`, i.e.
     :math:`\beta(\nu) = 2 s \sinh(X^\top\nu)` with :math:`s = \alpha^2\theta_0^2`; the
     multiplier minimizes the smooth convex dual
     :math:`D(\nu) = \sum_i 2 s_i\cosh((X^\top\nu)_i) - \nu\cdot y`, whose gradient is
     :math:`X\beta(\nu) - y`. Damped Newton steps (backtracking line search) stop when
-    :math:`\|X\beta - y\| \le` ``tol`` :math:`\|y\|` or when the step reaches rounding level.
-    Runs in NumPy on the host.
+    :math:`\|X\beta - y\| \le` ``tol`` :math:`\|y\|` or when the step reaches rounding
+    level. Runs in NumPy on the host.
 
     Args:
         X: design, shape (N, d), of full row rank (N <= d).
@@ -411,7 +428,8 @@ def argmin_Q(
             break
     else:
         raise RuntimeError(
-            f"argmin_Q: Newton's method did not converge in max_iter = {n_iter} iterations"
+            f"argmin_Q: Newton's method did not converge in max_iter = {n_iter} "
+            "iterations"
         )
     return jnp.asarray(s2 * np.sinh(Xn.T @ nu))
 
@@ -419,7 +437,8 @@ def argmin_Q(
 def min_l1_interpolant(
     X: ArrayLike, y: ArrayLike, weights: ArrayLike | None = None
 ) -> jax.Array:
-    r""":math:`\operatorname{argmin}\{\|\beta\|_1 : X\beta = y\}`, the :math:`\alpha \to 0` limit of :func:`argmin_Q`.
+    r""":math:`\operatorname{argmin}\{\|\beta\|_1 : X\beta = y\}`, the :math:`\alpha \to
+    0` limit of :func:`argmin_Q`.
 
     Solved as the linear program :math:`\min \sum_i w_i(u_i + v_i)` over
     :math:`\beta = u - v`, :math:`u, v \ge 0` (scipy's HiGHS). With ``weights`` w it
@@ -474,15 +493,20 @@ def min_l1_interpolant(
 
 
 class L1Certificate(NamedTuple):
-    r"""The dual certificate of the minimum-:math:`\ell_1` interpolant that is furthest from tight (:func:`l1_certificate`).
+    r"""The dual certificate of the minimum-:math:`\ell_1` interpolant that is furthest
+    from tight (:func:`l1_certificate`).
 
     Attributes:
-        support: boolean mask of the support S of the minimum-:math:`\ell_1` interpolant.
-        mu: the certificate :math:`\mu`, shape (N,): :math:`X_S^\top\mu = \operatorname{sign}(\beta^\star_S)`.
-        kappa: :math:`\kappa^\star = \max_{i\notin S}|(X^\top\mu)_i|`, minimized over such
+        support: boolean mask of the support S of the minimum-:math:`\ell_1`
+            interpolant.
+        mu: the certificate :math:`\mu`, shape (N,): :math:`X_S^\top\mu =
+            \operatorname{sign}(\beta^\star_S)`.
+        kappa: :math:`\kappa^\star = \max_{i\notin S}|(X^\top\mu)_i|`, minimized over
+            such
             :math:`\mu` (< 1 when the interpolant is unique and the certificate strict).
         exponent: :math:`2(1 - \kappa^\star)`, the predicted power of :math:`\alpha` in
-            :math:`\|\operatorname{argmin} Q_\alpha - \beta^\star\|` as :math:`\alpha \to 0`.
+            :math:`\|\operatorname{argmin} Q_\alpha - \beta^\star\|` as :math:`\alpha
+            \to 0`.
 
     Example:
         >>> from lecturekit import implicit_bias
@@ -497,10 +521,11 @@ class L1Certificate(NamedTuple):
 
 
 def l1_certificate(X: ArrayLike, y: ArrayLike, *, tol: float = 1e-9) -> L1Certificate:
-    r"""The dual certificate of :math:`\min\{\|\beta\|_1 : X\beta = y\}` with the smallest off-support correlation.
+    r"""The dual certificate of :math:`\min\{\|\beta\|_1 : X\beta = y\}` with the
+    smallest off-support correlation.
 
-    With :math:`\beta^\star` = :func:`min_l1_interpolant` and its support S (entries above
-    ``tol`` times its largest), solves the linear program
+    With :math:`\beta^\star` = :func:`min_l1_interpolant` and its support S (entries
+    above ``tol`` times its largest), solves the linear program
 
     .. math::
 
@@ -508,10 +533,11 @@ def l1_certificate(X: ArrayLike, y: ArrayLike, *, tol: float = 1e-9) -> L1Certif
         \quad\text{s.t.}\quad X_S^\top\mu = \operatorname{sign}(\beta^\star_S)
 
     (scipy's HiGHS). As :math:`\alpha \to 0` the minimizer of :math:`Q_\alpha` has
-    :math:`\nabla Q = X^\top\mu_\alpha` with :math:`\mu_\alpha \approx \log(1/\alpha^2)\,\mu`
-    for such a certificate, so its off-support coordinates are of order
-    :math:`\alpha^{2(1-|(X^\top\mu)_i|)}`; the dominant ones decide the approach, and the
-    certificate that makes them smallest gives the predicted exponent
+    :math:`\nabla Q = X^\top\mu_\alpha` with :math:`\mu_\alpha \approx
+    \log(1/\alpha^2)\,\mu` for such a certificate, so its off-support coordinates are of
+    order
+    :math:`\alpha^{2(1-|(X^\top\mu)_i|)}`; the dominant ones decide the approach, and
+    the certificate that makes them smallest gives the predicted exponent
     :math:`2(1 - \kappa^\star)` (a heuristic argument; Chapter 5 checks it numerically).
 
     Args:
@@ -563,7 +589,8 @@ def l1_certificate(X: ArrayLike, y: ArrayLike, *, tol: float = 1e-9) -> L1Certif
 def min_weighted_l2_interpolant(
     X: ArrayLike, y: ArrayLike, theta0: ArrayLike | None = None
 ) -> jax.Array:
-    r""":math:`\operatorname{argmin}\{\sum_i \beta_i^2/\theta_{0,i}^2 : X\beta = y\}`, the :math:`\alpha \to \infty` limit of :func:`argmin_Q`.
+    r""":math:`\operatorname{argmin}\{\sum_i \beta_i^2/\theta_{0,i}^2 : X\beta = y\}`,
+    the :math:`\alpha \to \infty` limit of :func:`argmin_Q`.
 
     Closed form :math:`\beta = W X^\top (X W X^\top)^{-1} y` with
     :math:`W = \mathrm{diag}(\theta_0^2)`.
@@ -571,7 +598,8 @@ def min_weighted_l2_interpolant(
     Args:
         X: design, shape (N, d), of full row rank.
         y: targets, shape (N,).
-        theta0: shape (d,), positive entries; default ones (the minimum-norm interpolant).
+        theta0: shape (d,), positive entries; default ones (the minimum-norm
+            interpolant).
 
     Returns:
         beta, shape (d,).
@@ -614,11 +642,11 @@ def sparse_regression_problem(
     """Gaussian design, k-sparse truth, noiseless labels y = X beta.
 
     X has n x d entries N(0, 1), read row by row off the stream of
-    :func:`lecturekit.sampling.standard_normal`, so the problem with n rows is the first n
-    rows of the problem with more (same key, same d and k): nested training sets. The support is k coordinates drawn without replacement;
-    each non-zero entry is +-(0.5 + U[0, 1]) with a fair random sign. The key is split
-    into four (design, support, signs, magnitudes), so the same key always gives the same
-    problem.
+    :func:`lecturekit.sampling.standard_normal`, so the problem with n rows is the first
+    n rows of the problem with more (same key, same d and k): nested training sets. The
+    support is k coordinates drawn without replacement; each non-zero entry is +-(0.5 +
+    U[0, 1]) with a fair random sign. The key is split into four (design, support,
+    signs, magnitudes), so the same key always gives the same problem.
 
     Args:
         key: a ``jax.random`` key.
@@ -656,14 +684,16 @@ def sparse_regression_problem(
 def argmin_Q_primal(
     X: ArrayLike, y: ArrayLike, *, alpha: float, theta0: ArrayLike | None = None
 ) -> jax.Array:
-    r""":math:`\operatorname{argmin}\{Q_{\alpha,\theta_0}(\beta) : X\beta = y\}` by scipy's trust-constr on the primal.
+    r""":math:`\operatorname{argmin}\{Q_{\alpha,\theta_0}(\beta) : X\beta = y\}` by
+    scipy's trust-constr on the primal.
 
-    An independent reference for :func:`argmin_Q` (which works on the dual): it uses only
-    Q, its gradient :math:`\operatorname{arcsinh}(\beta_i/(2 s_i))` and its diagonal Hessian
-    :math:`1/(s_i\sqrt{4 + (\beta_i/s_i)^2})`, :math:`s = \alpha^2\theta_0^2`, starting from
-    the minimum-norm interpolant; the objective is divided by its starting value so that
-    the tolerances (gtol 1e-12, xtol 1e-14) mean the same thing for every alpha. Slower
-    than :func:`argmin_Q`.
+    An independent reference for :func:`argmin_Q` (which works on the dual): it uses
+    only Q, its gradient :math:`\operatorname{arcsinh}(\beta_i/(2 s_i))` and its
+    diagonal Hessian
+    :math:`1/(s_i\sqrt{4 + (\beta_i/s_i)^2})`, :math:`s = \alpha^2\theta_0^2`, starting
+    from the minimum-norm interpolant; the objective is divided by its starting value so
+    that the tolerances (gtol 1e-12, xtol 1e-14) mean the same thing for every alpha.
+    Slower than :func:`argmin_Q`.
 
     Args:
         X: design, shape (N, d).

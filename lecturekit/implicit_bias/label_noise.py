@@ -1,8 +1,9 @@
 r"""Label-noise SGD on a diagonal linear network: the sharpness and its predicted drift.
 
-At an interpolant of the diagonal network :math:`\beta = \theta_+^2 - \theta_-^2` with the
-loss :math:`\mathcal L = \frac1{2N}\sum_n (\langle\beta, x_n\rangle - y_n)^2` (the book's
-normalization), the Hessian is the Gauss--Newton matrix :math:`H = J^\top J/N`, with
+At an interpolant of the diagonal network :math:`\beta = \theta_+^2 - \theta_-^2` with
+the loss :math:`\mathcal L = \frac1{2N}\sum_n (\langle\beta, x_n\rangle - y_n)^2` (the
+book's normalization), the Hessian is the Gauss--Newton matrix :math:`H = J^\top J/N`,
+with
 :math:`J` the (N, 2d) Jacobian of the outputs, rows
 :math:`(2x_n\odot\theta_+,\ -2x_n\odot\theta_-)`. Its trace is
 
@@ -13,10 +14,10 @@ normalization), the Hessian is the Gauss--Newton matrix :math:`H = J^\top J/N`, 
 
 Label-noise gradient descent (step :math:`\eta`, label noise :math:`\sigma`, the full
 batch: :func:`lecturekit.training.stochastic_descend`) has gradient noise of covariance
-:math:`\eta^2(\sigma^2/N) H` at the interpolants. In the small-step limit of Li, Wang and
-Arora (and of Blanc et al., Damian et al.) it drifts along the manifold of interpolants
-down the gradient of :math:`\operatorname{tr} H` projected on the manifold's tangent space,
-by
+:math:`\eta^2(\sigma^2/N) H` at the interpolants. In the small-step limit of Li, Wang
+and Arora (and of Blanc et al., Damian et al.) it drifts along the manifold of
+interpolants down the gradient of :math:`\operatorname{tr} H` projected on the
+manifold's tangent space, by
 
 .. math::
 
@@ -57,10 +58,12 @@ def _state(theta_plus: ArrayLike, theta_minus: ArrayLike, X: ArrayLike):
 def diagonal_sharpness(
     theta_plus: ArrayLike, theta_minus: ArrayLike, X: ArrayLike
 ) -> float:
-    r""":math:`\operatorname{tr} H = \frac4N\sum_j c_j(\theta_{+,j}^2 + \theta_{-,j}^2)` of the Gauss--Newton Hessian.
+    r""":math:`\operatorname{tr} H = \frac4N\sum_j c_j(\theta_{+,j}^2 + \theta_{-,j}^2)`
+    of the Gauss--Newton Hessian.
 
     The trace of :math:`J^\top J/N` for the diagonal network on the design X (N, d), the
-    Hessian of :math:`\frac1{2N}\sum_n(\langle\beta, x_n\rangle - y_n)^2` at any interpolant.
+    Hessian of :math:`\frac1{2N}\sum_n(\langle\beta, x_n\rangle - y_n)^2` at any
+    interpolant.
 
     Args:
         theta_plus: shape (d,).

@@ -1,8 +1,9 @@
-r"""Separable data: gradient descent turns towards the max-margin direction (Soudry et al. 2018).
+r"""Separable data: gradient descent turns towards the max-margin direction (Soudry et
+al. 2018).
 
 Gradient descent on the mean exponential or logistic loss
-:math:`\mathcal L(w) = \frac1N\sum_i \ell(y_i\langle w, x_i\rangle)` of linearly separable
-data (a linear model without bias) drives :math:`\|w\| \to \infty` along
+:math:`\mathcal L(w) = \frac1N\sum_i \ell(y_i\langle w, x_i\rangle)` of linearly
+separable data (a linear model without bias) drives :math:`\|w\| \to \infty` along
 :math:`\hat w\log t`, with :math:`\hat w` the hard-margin SVM through the origin:
 :func:`train_linear_classifier` runs gradient descent (through the engine
 :func:`lecturekit.training.gradient_descent`), :func:`hard_margin_svm` solves the SVM,
@@ -49,7 +50,8 @@ class SVMSolution(NamedTuple):
     Attributes:
         w: the SVM vector :math:`\hat w = \sum_i a_i y_i x_i`, shape (d,).
         dual: the dual variables :math:`a \ge 0`, shape (N,).
-        support: boolean mask of the support vectors :math:`\{i : a_i > 0\}`, shape (N,).
+        support: boolean mask of the support vectors :math:`\{i : a_i > 0\}`, shape
+            (N,).
 
     Example:
         >>> from lecturekit import implicit_bias
@@ -78,11 +80,13 @@ def _check_classification(X: ArrayLike, y: ArrayLike) -> tuple[jax.Array, jax.Ar
 def hard_margin_svm(
     X: ArrayLike, y: ArrayLike, *, support_tol: float = 1e-7
 ) -> SVMSolution:
-    r"""The hard-margin SVM through the origin, :math:`\min \frac12\|w\|^2` s.t. :math:`y_i\langle w, x_i\rangle \ge 1`.
+    r"""The hard-margin SVM through the origin, :math:`\min \frac12\|w\|^2`
+    s.t. :math:`y_i\langle w, x_i\rangle \ge 1`.
 
-    Solved through its dual, :math:`\max_{a\ge0} \sum_i a_i - \frac12\sum_{ij} a_i a_j y_i y_j\langle x_i, x_j\rangle`
-    (bounded quasi-Newton, L-BFGS-B), then polished by solving the active constraints on
-    the support exactly. KKT: :math:`w = \sum_i a_i y_i x_i` and
+    Solved through its dual, :math:`\max_{a\ge0} \sum_i a_i - \frac12\sum_{ij} a_i a_j
+    y_i y_j\langle x_i, x_j\rangle` (bounded quasi-Newton, L-BFGS-B), then polished by
+    solving the active constraints on the support exactly. KKT: :math:`w = \sum_i a_i
+    y_i x_i` and
     :math:`a_i(y_i\langle w, x_i\rangle - 1) = 0`, so the support vectors
     :math:`\{i : a_i > 0\}` sit on the margin. Runs in NumPy on the host.
 
@@ -147,10 +151,11 @@ def hard_margin_svm(
 
 
 def angle(u: ArrayLike, v: ArrayLike) -> jax.Array:
-    r"""Angle (radians) between u and v along the last axis, :math:`2\arctan(\|\hat u - \hat v\|/\|\hat u + \hat v\|)`, :math:`\hat u = u/\|u\|`.
+    r"""Angle (radians) between u and v along the last axis, :math:`2\arctan(\|\hat u -
+    \hat v\|/\|\hat u + \hat v\|)`, :math:`\hat u = u/\|u\|`.
 
-    This form (Kahan's) is accurate for tiny angles, where the arccosine of the cosine loses
-    half the digits.
+    This form (Kahan's) is accurate for tiny angles, where the arccosine of the cosine
+    loses half the digits.
 
     Args:
         u: shape (..., d), non-zero along the last axis.
@@ -171,7 +176,8 @@ def angle(u: ArrayLike, v: ArrayLike) -> jax.Array:
         host = concrete(arr)
         if host is not None and np.any(np.linalg.norm(host, axis=-1) == 0):
             raise ValueError(
-                f"{name} must be non-zero along the last axis (an angle needs a direction)"
+                f"{name} must be non-zero along the last axis (an angle needs a "
+                "direction)"
             )
     a = a / jnp.linalg.norm(a, axis=-1, keepdims=True)
     b = b / jnp.linalg.norm(b, axis=-1, keepdims=True)
@@ -202,13 +208,14 @@ def train_linear_classifier(
     lr: float | None = None,
     w0: ArrayLike | None = None,
 ) -> jax.Array:
-    r"""Gradient descent on :math:`\mathcal L(w) = \frac1N\sum_i \ell(y_i\langle w, x_i\rangle)`; w at each checkpoint.
+    r"""Gradient descent on :math:`\mathcal L(w) = \frac1N\sum_i \ell(y_i\langle w,
+    x_i\rangle)`; w at each checkpoint.
 
     The loss is the mean over examples, with :math:`\ell(u) = e^{-u}` (``"exp"``) or
     :math:`\log(1 + e^{-u})` (``"logistic"``). The default step
-    :math:`\mathrm{lr} = 1/\max_i\|x_i\|^2` keeps lr times the largest Hessian eigenvalue
-    below :math:`\mathcal L(w) \le 1` from :math:`w_0 = 0` (exponential loss; the logistic
-    loss has :math:`\ell'' \le 1/4`).
+    :math:`\mathrm{lr} = 1/\max_i\|x_i\|^2` keeps lr times the largest Hessian
+    eigenvalue below :math:`\mathcal L(w) \le 1` from :math:`w_0 = 0` (exponential loss;
+    the logistic loss has :math:`\ell'' \le 1/4`).
 
     Args:
         X: data, shape (N, d).
@@ -233,7 +240,8 @@ def train_linear_classifier(
     check_choice(loss, ("exp", "logistic"), name="loss")
     if isinstance(checkpoints, (str, bytes)) or checkpoints is None:
         raise TypeError(
-            f"checkpoints must be a sequence of step counts, got {type(checkpoints).__name__}"
+            "checkpoints must be a sequence of step counts, got "
+            f"{type(checkpoints).__name__}"
         )
     ts = np.asarray(checkpoints)
     if ts.dtype == object or not (np.issubdtype(ts.dtype, np.integer) or ts.size == 0):
@@ -248,18 +256,21 @@ def train_linear_classifier(
         or ts[0] < 0
     ):
         raise ValueError(
-            "checkpoints must be a non-empty increasing 1-D sequence of non-negative integers"
+            "checkpoints must be a non-empty increasing 1-D sequence of non-negative "
+            "integers"
         )
     lr = None if lr is None else check_real(lr, name="lr", positive=True)
     w = jnp.zeros(Xa.shape[1]) if w0 is None else as_float_array(w0, name="w0", ndim=1)
     if w.shape != (Xa.shape[1],):
         raise ValueError(
-            f"w0 must have shape ({Xa.shape[1]},) (one weight per column of X), got {tuple(w.shape)}"
+            f"w0 must have shape ({Xa.shape[1]},) (one weight per column of X), got "
+            f"{tuple(w.shape)}"
         )
     Z = ya[:, None] * Xa
     rate = 1.0 / float(jnp.max(jnp.sum(Xa**2, axis=1))) if lr is None else lr
-    # one run to the last checkpoint, observed at multiples of their gcd (every step for a
-    # log-spaced grid: (max(checkpoints) + 1, d) numbers are kept, then the rows picked)
+    # one run to the last checkpoint, observed at multiples of their gcd (every step for
+    # a log-spaced grid: (max(checkpoints) + 1, d) numbers are kept, then the rows
+    # picked)
     every = max(math.gcd(*(int(t) for t in ts)), 1)
     run = _training.gradient_descent(
         _MeanMarginLoss(Z, loss),
@@ -273,12 +284,13 @@ def train_linear_classifier(
 
 
 def two_clouds(key: jax.Array, n: int = 20) -> tuple[jax.Array, jax.Array]:
-    r"""Two Gaussian clouds in the plane with labels +1 and -1, usually separable through the origin.
+    r"""Two Gaussian clouds in the plane with labels +1 and -1, usually separable
+    through the origin.
 
     The first n // 2 points have label +1, the others -1; point i is
     :math:`x_i = (\xi_{i1}, 0.6\,\xi_{i2}) + y_i\,(1.6, 0.8)` with :math:`\xi` standard
-    normal (:func:`lecturekit.sampling.standard_normal`). Separability is likely, not certain: :func:`hard_margin_svm` raises if a draw
-    is not separable.
+    normal (:func:`lecturekit.sampling.standard_normal`). Separability is likely, not
+    certain: :func:`hard_margin_svm` raises if a draw is not separable.
 
     Args:
         key: a ``jax.random`` key.

@@ -14,8 +14,9 @@ computed exactly or in a continuum limit:
   :func:`two_speed_transition_matrix`, :func:`two_speed_chain_stationary` (exact) and
   :func:`two_speed_expected_occupation` (the exact mean of the simulation's estimate).
 
-The losses are means over examples, :math:`\mathcal L = \frac1{2m}\sum_k (x_k\cdot\theta - y_k)^2`
-(the normalization of :func:`lecturekit.training.square_loss`). The SGD chains of the
+The losses are means over examples, :math:`\mathcal L = \frac1{2m}\sum_k
+(x_k\cdot\theta - y_k)^2` (the normalization
+of :func:`lecturekit.training.square_loss`). The SGD chains of the
 fluctuation--dissipation relations run on :func:`lecturekit.training.descend` with the
 :class:`lecturekit.training.BernoulliBatchGradient` rule (all chains in one run), their
 time averages read off its records. The circle chains and the walk take no gradient;
@@ -55,9 +56,9 @@ __all__ = [
 
 
 def _time_average_sums(step, observe, state, burn_inputs, run_inputs):
-    """Run state <- step(state, u) once per input u (a key or a row of noise), burn-in inputs
-    first; return the sums of observe(state) over the run part, each observed before its
-    step (callers divide by the number of run steps)."""
+    """Run state <- step(state, u) once per input u (a key or a row of noise), burn-in
+    inputs first; return the sums of observe(state) over the run part, each observed
+    before its step (callers divide by the number of run steps)."""
     state, _ = jax.lax.scan(lambda s, u: (step(s, u), None), state, burn_inputs)
 
     def body(carry, u):
@@ -71,22 +72,24 @@ def _time_average_sums(step, observe, state, burn_inputs, run_inputs):
     return sums
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Fluctuation-dissipation relations for least squares with Bernoulli batches
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 
 
 def batch_second_moment_trace(
     theta: ArrayLike, X: ArrayLike, y: ArrayLike, batch: float
 ) -> jax.Array:
-    r""":math:`\operatorname{tr}\tilde C(\theta)`, the second moment of the mini-batch gradient of least squares.
+    r""":math:`\operatorname{tr}\tilde C(\theta)`, the second moment of the mini-batch
+    gradient of least squares.
 
-    Loss :math:`\mathcal L = \frac1{2m}\sum_k (x_k\cdot\theta - y_k)^2`. Each example enters
-    the batch independently with probability p = batch / m and
+    Loss :math:`\mathcal L = \frac1{2m}\sum_k (x_k\cdot\theta - y_k)^2`. Each example
+    enters the batch independently with probability p = batch / m and
     :math:`\mathcal L^B = \frac1{\mathrm{batch}}\sum_{k\in B}\ell_k`, so
     :math:`\mathbb E\nabla\mathcal L^B = \nabla\mathcal L` and
-    :math:`\tilde C_{ii} = \mathbb E[(\partial_i\mathcal L^B)^2] = C_{ii} + (\partial_i\mathcal L)^2`
-    with :math:`C = \frac{p(1-p)}{\mathrm{batch}^2}\sum_k g_k g_k^\top`,
+    :math:`\tilde C_{ii} = \mathbb E[(\partial_i\mathcal L^B)^2] = C_{ii} +
+    (\partial_i\mathcal L)^2` with :math:`C = \frac{p(1-p)}{\mathrm{batch}^2}\sum_k g_k
+    g_k^\top`,
     :math:`g_k = (x_k\cdot\theta - y_k)\,x_k`.
 
     Args:
@@ -110,7 +113,8 @@ def batch_second_moment_trace(
     th = as_float_array(theta, name="theta", min_ndim=1)
     if th.shape[-1] != Xa.shape[1]:
         raise ValueError(
-            f"theta must have {Xa.shape[1]} entries along its last axis (columns of X), got shape {tuple(th.shape)}"
+            f"theta must have {Xa.shape[1]} entries along its last axis (columns of "
+            f"X), got shape {tuple(th.shape)}"
         )
     b = _check_batch(batch, Xa.shape[0])
     return _trace_c_tilde(th, Xa, ya, b)
@@ -133,12 +137,15 @@ def _trace_c_tilde(theta, X, y, b):
 
 
 class FDRAverages(NamedTuple):
-    r"""Per-chain time averages over the stationary part of SGD runs (:func:`sgd_least_squares_fdr`).
+    r"""Per-chain time averages over the stationary part of SGD runs
+    (:func:`sgd_least_squares_fdr`).
 
     Attributes:
         grad: :math:`\langle\nabla\mathcal L\rangle`, shape (chains, n).
-        alignment: :math:`\langle(\theta - c)\cdot\nabla\mathcal L\rangle`, shape (chains,).
-        half_lr_trace: :math:`\frac{\mathrm{lr}}2\langle\operatorname{tr}\tilde C\rangle`, shape (chains,).
+        alignment: :math:`\langle(\theta - c)\cdot\nabla\mathcal L\rangle`, shape
+            (chains,).
+        half_lr_trace: :math:`\frac{\mathrm{lr}}2\langle\operatorname{tr}\tilde
+            C\rangle`, shape (chains,).
         loss: :math:`\langle\mathcal L\rangle`, shape (chains,).
 
     Example:
@@ -167,13 +174,14 @@ def sgd_least_squares_fdr(
 ) -> FDRAverages:
     r"""Independent SGD chains on least squares with Bernoulli batches, time-averaged.
 
-    Update :math:`\theta \leftarrow \theta - \mathrm{lr}\,\nabla\mathcal L^B(\theta)` (the
-    batches of :func:`batch_second_moment_trace`), :math:`\theta(0) = c` = ``center``
-    (default: the least-squares minimizer). The averages are taken over steps burn_in, ...,
-    steps - 1. At stationarity the fluctuation--dissipation relations say
+    Update :math:`\theta \leftarrow \theta - \mathrm{lr}\,\nabla\mathcal L^B(\theta)`
+    (the batches of :func:`batch_second_moment_trace`), :math:`\theta(0) = c` =
+    ``center`` (default: the least-squares minimizer). The averages are taken over steps
+    burn_in, ..., steps - 1. At stationarity the fluctuation--dissipation relations say
     :math:`\langle\nabla\mathcal L\rangle = 0` and
-    :math:`\langle(\theta - c)\cdot\nabla\mathcal L\rangle = \frac{\mathrm{lr}}2\langle\operatorname{tr}\tilde C\rangle`
-    exactly, for any fixed c.
+    :math:`\langle(\theta - c)\cdot\nabla\mathcal L\rangle =
+    \frac{\mathrm{lr}}2\langle\operatorname{tr}\tilde C\rangle` exactly, for any fixed
+    c.
 
     Args:
         key: a ``jax.random`` key.
@@ -212,7 +220,8 @@ def sgd_least_squares_fdr(
     )
     if c.shape != (Xa.shape[1],):
         raise ValueError(
-            f"center must have shape ({Xa.shape[1]},) (one entry per column of X), got {tuple(c.shape)}"
+            f"center must have shape ({Xa.shape[1]},) (one entry per column of X), got "
+            f"{tuple(c.shape)}"
         )
     return _fdr_run(key, Xa, ya, c, eta, b, n_steps, n_burn, n_chains)
 
@@ -254,13 +263,15 @@ def _fdr_run(key, X, y, center, lr, b, steps, burn_in, chains):
     return FDRAverages(*(jnp.mean(o[:-1], axis=0) for o in run.observed))
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # SGD with label noise on a circle: a sharp and a flat minimum
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 
 
 def _check_kappa(kappa) -> float:
-    """The asymmetry kappa of f(theta) = sin(theta) (1 + kappa cos(theta)), |kappa| < 1."""
+    """The asymmetry kappa of f(theta) = sin(theta) (1 + kappa cos(theta)), |kappa|
+    < 1.
+    """
     k = check_real(kappa, name="kappa")
     if abs(k) >= 1:
         raise ValueError(f"kappa must satisfy |kappa| < 1, got {kappa}")
@@ -268,7 +279,9 @@ def _check_kappa(kappa) -> float:
 
 
 def _check_circle_noise(kappa, lr, label_sd, tilt_sd, *, tilt_positive: bool):
-    """kappa, lr, label_sd, tilt_sd of the circle chain (tilt_sd > 0 where a density needs it)."""
+    """kappa, lr, label_sd, tilt_sd of the circle chain (tilt_sd > 0 where a density
+    needs it).
+    """
     k = _check_kappa(kappa)
     eta = check_real(lr, name="lr", positive=True)
     ls = check_real(label_sd, name="label_sd", nonnegative=True)
@@ -277,11 +290,12 @@ def _check_circle_noise(kappa, lr, label_sd, tilt_sd, *, tilt_positive: bool):
 
 
 def circle_model(theta: ArrayLike, kappa: float) -> tuple[jax.Array, jax.Array]:
-    r"""The model on the circle, :math:`f(\theta) = \sin\theta\,(1 + \kappa\cos\theta)`, and :math:`f'(\theta)`.
+    r"""The model on the circle, :math:`f(\theta) = \sin\theta\,(1 + \kappa\cos\theta)`,
+    and :math:`f'(\theta)`.
 
     The loss is :math:`\mathcal L = f^2/2`, with two global minima: :math:`\theta = 0`,
-    of curvature :math:`(1 + \kappa)^2` (sharp for kappa > 0), and :math:`\theta = \pi`, of
-    curvature :math:`(1 - \kappa)^2` (flat).
+    of curvature :math:`(1 + \kappa)^2` (sharp for kappa > 0), and :math:`\theta = \pi`,
+    of curvature :math:`(1 - \kappa)^2` (flat).
 
     Args:
         theta: angles, any shape.
@@ -303,7 +317,9 @@ def circle_model(theta: ArrayLike, kappa: float) -> tuple[jax.Array, jax.Array]:
 
 
 def _circle_f(th, k, xp=jnp):
-    """f and f' with the array module xp (jnp inside compiled code, np on host grids)."""
+    """f and f' with the array module xp (jnp inside compiled code, np on host
+    grids).
+    """
     f = xp.sin(th) * (1.0 + k * xp.cos(th))
     fp = xp.cos(th) + k * xp.cos(2.0 * th)
     return f, fp
@@ -327,16 +343,19 @@ def circle_sgd_occupation(
     burn_in: int,
     chains: int,
 ) -> jax.Array:
-    r"""Fraction of time each SGD chain on the circle spends in the flat basin :math:`\{\cos\theta < 0\}`.
+    r"""Fraction of time each SGD chain on the circle spends in the flat
+    basin :math:`\{\cos\theta < 0\}`.
 
     One step of online SGD with the per-example loss
     :math:`\frac12(f(\theta) - \varepsilon)^2 + z_1\cos\theta + z_2\sin\theta`,
-    :math:`\varepsilon \sim N(0, \mathrm{label\_sd}^2)` (label noise, the batch folded into
-    the sd) and :math:`z \sim N(0, \mathrm{tilt\_sd}^2 I)`:
-    :math:`\theta \leftarrow \theta - \mathrm{lr}\,ff' + \mathrm{lr}\sqrt{\mathrm{label\_sd}^2 f'^2 + \mathrm{tilt\_sd}^2}\;\xi`,
-    :math:`\xi \sim N(0, 1)` (f of :func:`circle_model`). The gradient noise is larger where
-    the loss is sharp (:math:`f'^2 = \mathcal L''` at a minimum) when label_sd > 0. Chains
-    start uniformly on the circle; averages over steps burn_in, ..., steps - 1.
+    :math:`\varepsilon \sim N(0, \mathrm{label\_sd}^2)` (label noise, the batch folded
+    into the sd) and :math:`z \sim N(0, \mathrm{tilt\_sd}^2 I)`:
+    :math:`\theta \leftarrow \theta - \mathrm{lr}\,ff' +
+    \mathrm{lr}\sqrt{\mathrm{label\_sd}^2 f'^2 + \mathrm{tilt\_sd}^2}\;\xi`,
+    :math:`\xi \sim N(0, 1)` (f of :func:`circle_model`). The gradient noise is larger
+    where the loss is sharp (:math:`f'^2 = \mathcal L''` at a minimum) when label_sd
+    > 0. Chains start uniformly on the circle; averages over steps burn_in, ...,
+    steps - 1.
 
     Args:
         key: a ``jax.random`` key.
@@ -393,12 +412,13 @@ def _circle_run(key, kappa, lr, label_sd, tilt_sd, steps, burn_in, chains):
 def circle_chain_stationary(
     *, kappa: float, lr: float, label_sd: float, tilt_sd: float, grid: int = 1000
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Stationary density of the circle SGD chain, from its Gaussian transition kernel on a grid.
+    r"""Stationary density of the circle SGD chain, from its Gaussian transition kernel
+    on a grid.
 
-    The kernel :math:`P(\theta \to \theta') = N(\theta';\ \mathrm{mean}(\theta), \mathrm{sd}(\theta)^2)`
-    (wrapped on the circle, see :func:`circle_sgd_occupation`) is discretized on ``grid``
-    cells of :math:`[-\pi, \pi)`; the stationary vector solves :math:`\pi = \pi P`. Runs in
-    NumPy on the host.
+    The kernel :math:`P(\theta \to \theta') = N(\theta';\ \mathrm{mean}(\theta),
+    \mathrm{sd}(\theta)^2)` (wrapped on the circle, see :func:`circle_sgd_occupation`)
+    is discretized on ``grid`` cells of :math:`[-\pi, \pi)`; the stationary vector
+    solves :math:`\pi = \pi P`. Runs in NumPy on the host.
 
     Args:
         kappa: asymmetry of the model, :math:`|\kappa| < 1`.
@@ -408,7 +428,8 @@ def circle_chain_stationary(
         grid: number of cells, >= 16.
 
     Returns:
-        (cell centres, density), NumPy arrays of shape (grid,); the density integrates to 1.
+        (cell centres, density), NumPy arrays of shape (grid,); the density integrates
+        to 1.
 
     Example:
         >>> import numpy as np
@@ -430,8 +451,8 @@ def circle_chain_stationary(
 
 
 def _gaussian_chain_density(th, mean, sd, h):
-    """Stationary density on the grid th (spacing h) of the chain theta' ~ N(mean, sd^2),
-    wrapped on the circle (nearest image: sd << pi)."""
+    """Stationary density on the grid th (spacing h) of the chain theta' ~ N(mean,
+    sd^2), wrapped on the circle (nearest image: sd << pi)."""
     diff = np.mod(th[None, :] - mean[:, None] + np.pi, 2 * np.pi) - np.pi
     P = np.exp(-0.5 * (diff / sd[:, None]) ** 2)
     P /= P.sum(axis=1, keepdims=True)
@@ -448,11 +469,12 @@ def circle_chain_stationary_profile(
     r"""Stationary density of the circle chain for any position-dependent noise level.
 
     The chain of :func:`circle_chain_stationary` with its noise sd per step replaced by
-    ``step_sd(theta)``: :math:`\theta' = \theta - \mathrm{lr}\,ff' + \mathrm{step\_sd}(\theta)\,\xi`.
-    With ``step_sd = lambda th: lr * sqrt(label_sd^2 f'(th)^2 + tilt_sd^2)`` it is that chain;
-    other profiles (e.g. one noise model in one region of the circle and another elsewhere,
-    discontinuities allowed) separate the effect of the noise in one region from that in the
-    others. Runs in NumPy on the host.
+    ``step_sd(theta)``: :math:`\theta' = \theta - \mathrm{lr}\,ff' +
+    \mathrm{step\_sd}(\theta)\,\xi`. With ``step_sd = lambda th: lr * sqrt(label_sd^2
+    f'(th)^2 + tilt_sd^2)`` it is that chain; other profiles (e.g. one noise model in
+    one region of the circle and another elsewhere, discontinuities allowed) separate
+    the effect of the noise in one region from that in the others. Runs in NumPy on the
+    host.
 
     Args:
         step_sd: a function of the array of cell centres returning the noise sd per step
@@ -462,7 +484,8 @@ def circle_chain_stationary_profile(
         grid: number of cells, >= 16.
 
     Returns:
-        (cell centres, density), NumPy arrays of shape (grid,); the density integrates to 1.
+        (cell centres, density), NumPy arrays of shape (grid,); the density integrates
+        to 1.
 
     Example:
         >>> import numpy as np
@@ -501,16 +524,18 @@ def circle_fokker_planck(
     tilt_sd: float,
     prefactor: bool = True,
 ) -> np.ndarray:
-    r"""Fokker--Planck (small lr, Itô) approximation of the stationary density of the circle chain.
+    r"""Fokker--Planck (small lr, Itô) approximation of the stationary density of the
+    circle chain.
 
     With drift :math:`a = -\mathrm{lr}\,ff'` and variance
-    :math:`D = \mathrm{lr}^2(\mathrm{label\_sd}^2 f'^2 + \mathrm{tilt\_sd}^2)` per step (see
+    :math:`D = \mathrm{lr}^2(\mathrm{label\_sd}^2 f'^2 + \mathrm{tilt\_sd}^2)` per step
+    (see
     :func:`circle_sgd_occupation`), the zero-flux stationary solution of
     :math:`\partial_t p = -(ap)' + (Dp)''/2` is :math:`p = D^{-1}\exp\int 2a/D`. The
-    integral is taken by the trapezoidal rule on ``theta`` (periodic here: a/D is odd about
-    0). ``prefactor=False`` drops the 1/D factor, to separate its effect from that of the
-    position-dependent exponent; it changes the density's shape, not its type. Runs in
-    NumPy on the host.
+    integral is taken by the trapezoidal rule on ``theta`` (periodic here: a/D is odd
+    about 0). ``prefactor=False`` drops the 1/D factor, to separate its effect from that
+    of the position-dependent exponent; it changes the density's shape, not its type.
+    Runs in NumPy on the host.
 
     Args:
         theta: an increasing uniform grid covering one period, at least 3 points.
@@ -549,7 +574,9 @@ def circle_fokker_planck(
 
 
 def _stationary_vector(P: np.ndarray) -> np.ndarray:
-    """pi = pi P, sum(pi) = 1 for an irreducible stochastic matrix P (one balance equation replaced)."""
+    """pi = pi P, sum(pi) = 1 for an irreducible stochastic matrix P (one balance
+    equation replaced).
+    """
     A = P.T - np.eye(P.shape[0])
     A[-1, :] = 1.0
     rhs = np.zeros(P.shape[0])
@@ -557,9 +584,9 @@ def _stationary_vector(P: np.ndarray) -> np.ndarray:
     return np.linalg.solve(A, rhs)
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # The two-speed random walk on the circle
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 
 
 def _check_speeds(slow, fast) -> tuple[int, int]:
@@ -569,7 +596,8 @@ def _check_speeds(slow, fast) -> tuple[int, int]:
 def two_speed_transition_matrix(
     n_per_half: int, *, slow: int = 1, fast: int = 2
 ) -> np.ndarray:
-    r"""Transition matrix P (2n x 2n, rows sum to 1) of the two-speed lattice walk on the circle.
+    r"""Transition matrix P (2n x 2n, rows sum to 1) of the two-speed lattice walk on
+    the circle.
 
     Site j sits at :math:`\theta = j\pi/n`. From a lower site (j < n) the walk moves
     :math:`\pm` ``slow`` sites, from an upper one :math:`\pm` ``fast`` sites, each with
@@ -586,8 +614,12 @@ def two_speed_transition_matrix(
     Example:
         >>> from lecturekit import implicit_bias
         >>> P = implicit_bias.two_speed_transition_matrix(2)
-        >>> P.tolist()
-        [[0.0, 0.5, 0.0, 0.5], [0.5, 0.0, 0.5, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]
+        >>> for row in P.tolist():
+        ...     print(row)
+        [0.0, 0.5, 0.0, 0.5]
+        [0.5, 0.0, 0.5, 0.0]
+        [1.0, 0.0, 0.0, 0.0]
+        [0.0, 1.0, 0.0, 0.0]
     """
     n = check_positive_int(n_per_half, name="n_per_half", minimum=2)
     s, f = _check_speeds(slow, fast)
@@ -603,7 +635,8 @@ def two_speed_transition_matrix(
 def two_speed_chain_stationary(
     n_per_half: int, *, slow: int = 1, fast: int = 2
 ) -> np.ndarray:
-    r"""Exact stationary law of the two-speed lattice walk (:func:`two_speed_transition_matrix`).
+    r"""Exact stationary law of the two-speed lattice walk
+    (:func:`two_speed_transition_matrix`).
 
     Solves :math:`\pi = \pi P`, :math:`\sum\pi = 1`. n must be even: for odd n (with
     fast = 2) half of the upper sites are transient and get mass 0. With slow = 1 and
@@ -639,7 +672,8 @@ def two_speed_walk_occupation(
     slow: int = 1,
     fast: int = 2,
 ) -> jax.Array:
-    r"""Monte Carlo of the two-speed walk: the fraction of time each walker spends on the lower half.
+    r"""Monte Carlo of the two-speed walk: the fraction of time each walker spends on
+    the lower half.
 
     Walkers start uniformly on the 2n sites of :func:`two_speed_transition_matrix`;
     averages over steps burn_in, ..., steps - 1 (their exact mean is
@@ -697,7 +731,9 @@ def _walk_run(key, n, walkers, steps, burn_in, slow, fast):
 def two_speed_expected_occupation(
     n_per_half: int, *, steps: int, burn_in: int, slow: int = 1, fast: int = 2
 ) -> float:
-    r"""The exact mean of :func:`two_speed_walk_occupation`: :math:`\frac1{T}\sum_{t=\mathrm{burn\_in}}^{\mathrm{steps}-1} P(\text{lower half at } t)`.
+    r"""The exact mean of :func:`two_speed_walk_occupation`:
+    :math:`\frac1{T}\sum_{t=\mathrm{burn\_in}}^{\mathrm{steps}-1}
+    P(\text{lower half at } t)`.
 
     T = steps - burn_in, from the uniform start, by propagating the law
     :math:`p_{t+1} = p_t P` (:func:`two_speed_transition_matrix`). It differs from the
