@@ -16,7 +16,7 @@ losses that are jitted or differentiated):
   log(1 + e^{-u}) (``"logistic"``) of a margin u = y <w, x> (Chapter 5,
   :mod:`lecturekit.implicit_bias.margin`).
 
-Layer 1: imports only :mod:`lecturekit._validation` and JAX.
+Layer 1: imports only the package's private checks (``lecturekit._validation``) and JAX.
 """
 
 from __future__ import annotations
