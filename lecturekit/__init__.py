@@ -34,9 +34,15 @@ observer evaluated every ``every`` steps; it is pure and traceable (``jit`` it, 
 it over initializations or learning rates). The update rule follows the Optax
 convention, an object with ``init(params)`` and ``update(grads, state, params, lr,
 step)``: the plain step :class:`lecturekit.training.GradientStep` (the default),
-Gaussian gradient noise (:class:`lecturekit.training.NoisyGradient`) and mini-batches
-with label noise (:class:`lecturekit.training.StochasticGradient`). Rules are frozen
-dataclasses registered as pytrees, so equal rules share one compiled program.
+Gaussian gradient noise (:class:`lecturekit.training.NoisyGradient`), mini-batches
+with label noise (:class:`lecturekit.training.StochasticGradient`) and Bernoulli
+batches (:class:`lecturekit.training.BernoulliBatchGradient`). Rules are frozen
+dataclasses registered as pytrees, so equal rules share one compiled program. Observers
+say what a run records: the parameters (:class:`lecturekit.training.ParamsObserver`),
+the outputs on a batch (:class:`lecturekit.training.OutputObserver`), the tangent
+kernel or its diagonal (:class:`lecturekit.training.KernelObserver`), the sharpness
+(:class:`lecturekit.training.SharpnessObserver`), or a tuple or dict of them; they
+carry their data as traced arrays, so new data of the same shape compiles nothing.
 :func:`lecturekit.training.gradient_descent` is the checked host entry: one compiled
 program per model, step count and observer, with the data, the parameters and the
 learning rate traced, so that repeated calls compile once (a test counts compilations).
