@@ -197,6 +197,11 @@ def lazy_loss(
 # Update rules of the engine (the Optax convention: init(params), update(grads, ...))
 
 
+def _gradient_step(params: Any, grads: Any, lr: Any) -> Any:
+    """params - lr grads, leaf by leaf: the step every gradient rule ends with."""
+    return jax.tree_util.tree_map(lambda a, g: a - lr * g, params, grads)
+
+
 class _Stateless:
     """An update rule without state: ``init`` gives ()."""
 
@@ -224,7 +229,7 @@ class GradientStep(_Stateless):
 
     def update(self, grads, state, params, lr, step):
         """(params - lr grads, state)."""
-        return jax.tree_util.tree_map(lambda a, g: a - lr * g, params, grads), state
+        return _gradient_step(params, grads, lr), state
 
 
 @jax.tree_util.register_dataclass
@@ -318,7 +323,7 @@ class StochasticGradient(_Stateless):
             return square_loss(self.f(p, xb), yb + self.label_noise * self.noise[step])
 
         g = jax.grad(batch_loss)(params)
-        return jax.tree_util.tree_map(lambda a, gg: a - lr * gg, params, g), state
+        return _gradient_step(params, g, lr), state
 
 
 @jax.tree_util.register_dataclass
@@ -371,7 +376,7 @@ class BernoulliBatchGradient(_Stateless):
             return 0.5 * jnp.sum(mask * (self.f(q, self.x) - self.y) ** 2) / self.batch
 
         g = jax.grad(batch_loss)(params)
-        return jax.tree_util.tree_map(lambda a, gg: a - lr * gg, params, g), state
+        return _gradient_step(params, g, lr), state
 
 
 def _check_rule(update: Any) -> Any:
