@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from html_pages import links_by_target, soup
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import api_reference  # noqa: E402
@@ -165,17 +167,16 @@ def test_generator_rejects_a_module_without_all():
 @pytest.mark.book
 @pytest.mark.parametrize("module_name", MODULES)
 def test_built_page_shows_every_name_with_its_signature(book, module_name):
-    from bs4 import BeautifulSoup
-
     path = book / f"{api_reference.page_docname(module_name)}.html"
     assert path.is_file(), f"{path.relative_to(book)} was not built"
-    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    tree = soup(path)
+    targets = links_by_target(tree)
     problems = []
     for entry in api_reference.entries(module_name, set(MODULES)):
         target = f"{module_name}.{entry.name}"
-        signature = soup.find(id=target)
+        signature = tree.find(id=target)
         canonical = f"{entry.canonical}.{entry.name}"
-        if entry.canonical != module_name and not soup.select(f'a.reference.internal[href$="#{canonical}"]'):
+        if entry.canonical != module_name and not any(href.endswith(f"#{canonical}") for href in targets):
             problems.append(f"{entry.name}: no link to {canonical}, where it is documented")
         if signature is None:
             problems.append(f"{entry.name}: no entry (id {target})")

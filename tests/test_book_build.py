@@ -8,40 +8,17 @@ files; tests/test_browser.py opens them in Chromium.
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from html_pages import links_by_target, resources, soup
+
 pytestmark = pytest.mark.book
 
 # Content delivery networks; a link to a project's home page is fine, a resource from these is not.
 CDN = re.compile(r"cdn\.jsdelivr|unpkg\.com|cdnjs|googleapis|polyfill\.io")
-
-
-class _Resources(HTMLParser):
-    """Collects the URLs a page loads: images, scripts and stylesheets."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.images: list[str] = []
-        self.loaded: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "img" and attrs.get("src"):
-            self.images.append(attrs["src"])
-        if tag == "script" and attrs.get("src"):
-            self.loaded.append(attrs["src"])
-        if tag == "link" and attrs.get("href") and "stylesheet" in (attrs.get("rel") or ""):
-            self.loaded.append(attrs["href"])
-
-
-def _resources(page: Path) -> _Resources:
-    parser = _Resources()
-    parser.feed(page.read_text(encoding="utf-8"))
-    return parser
 
 
 def _pages(book: Path) -> list[Path]:
@@ -55,7 +32,7 @@ def test_chapter_pages_exist(book):
 
 def test_mathjax_is_served_locally(book):
     page = (book / "chapters" / "ch01_initialization.html").read_text(encoding="utf-8")
-    sources = [urlsplit(src).path for src in _resources(book / "chapters" / "ch01_initialization.html").loaded
+    sources = [urlsplit(src).path for src in resources(book / "chapters" / "ch01_initialization.html").loaded
                if "mathjax" in src.lower()]
     assert sources == ["../_static/mathjax/tex-mml-chtml.js"], sources
     assert "window.MathJax" in page or "MathJax =" in page, "MathJax configuration missing"
@@ -63,14 +40,14 @@ def test_mathjax_is_served_locally(book):
     assert any((book / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
 
 
-def test_no_cdn_or_remote_resources(book):
+def test_no_cdn_or_remoteresources(book):
     offenders = []
     for path in book.rglob("*"):
         if path.suffix in {".html", ".js", ".css", ".json", ".txt"} and path.is_file():
             for match in CDN.finditer(path.read_text(encoding="utf-8", errors="replace")):
                 offenders.append(f"{path.relative_to(book)}: {match.group(0)}")
     for page in _pages(book):
-        for url in _resources(page).loaded + _resources(page).images:
+        for url in resources(page).loaded + resources(page).images:
             if urlsplit(url).scheme in {"http", "https"} or url.startswith("//"):
                 offenders.append(f"{page.relative_to(book)} loads {url}")
     assert not offenders, "\n".join(offenders[:50])
@@ -79,7 +56,7 @@ def test_no_cdn_or_remote_resources(book):
 def test_images_resolve(book):
     missing = []
     for page in _pages(book / "chapters"):
-        for src in _resources(page).images:
+        for src in resources(page).images:
             if src.startswith("data:"):
                 continue
             target = (page.parent / unquote(urlsplit(src).path)).resolve()
@@ -95,13 +72,12 @@ def _chapter_pages(book: Path) -> list[Path]:
 def test_every_figure_is_numbered_captioned_and_referenced(book):
     """A figure a cell draws sits in a numbered <figure> with a caption, and the page's text
     links to it (the `mystnb: figure:` metadata of the cell and a {numref} in the prose)."""
-    from bs4 import BeautifulSoup
-
     problems = []
     for page in _chapter_pages(book):
-        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        tree = soup(page)
+        links_to = links_by_target(tree)
         name = page.name
-        for image in soup.select("div.cell_output img"):
+        for image in tree.select("div.cell_output img"):
             figure = image.find_parent("figure")
             if figure is None:
                 problems.append(f"{name}: an output image outside a numbered figure "
@@ -114,7 +90,7 @@ def test_every_figure_is_numbered_captioned_and_referenced(book):
             if text is None or len(text.get_text(strip=True)) < 40:
                 problems.append(f"{name}: figure {figure.get('id')} has no caption saying what to see")
             target = figure.get("id")
-            links = soup.select(f'a.reference.internal[href="#{target}"]')
+            links = links_to.get(f"#{target}", [])
             if not target or not [a for a in links if a.find_parent("figure") is None]:
                 problems.append(f"{name}: figure {target} is not referenced from the text")
     assert not problems, "\n".join(problems)
@@ -124,25 +100,24 @@ def test_figures_and_exercises_are_numbered_per_chapter(book):
     """Chapter N's figures and exercises are N.1, N.2, ... in page order, and the text's
     references carry the same numbers (scripts/chapter_numbers_ext.py); other pages number
     from 1. Rejects Sphinx's book-wide sequence ("Figure 70" in Chapter 9)."""
-    from bs4 import BeautifulSoup
-
     problems = []
     for page in _chapter_pages(book):
         chapter = re.match(r"ch(\d+)_", page.name)
         prefix = f"{int(chapter.group(1))}." if chapter else ""
-        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        tree = soup(page)
+        links_to = links_by_target(tree)
         for kind, selector in (("Figure", "figure figcaption .caption-number"),
                                ("Exercise", "p.admonition-title > .caption-number")):
-            found = [" ".join(tag.get_text().split()) for tag in soup.select(selector)
+            found = [" ".join(tag.get_text().split()) for tag in tree.select(selector)
                      if tag.get_text().startswith(kind)]
             expected = [f"{kind} {prefix}{k}" for k in range(1, len(found) + 1)]
             if found != expected:
                 problems.append(f"{page.name}: {found} != {expected}")
-        for figure in soup.select("figure[id]"):
+        for figure in tree.select("figure[id]"):
             number = figure.select_one("figcaption .caption-number")
             if number is None:
                 continue
-            for link in soup.select(f'a.reference.internal[href="#{figure["id"]}"]'):
+            for link in links_to.get(f"#{figure['id']}", []):
                 text = link.get_text(" ", strip=True)
                 if link.find_parent("figure") is None and re.search(r"\d", text) \
                         and " ".join(number.get_text().split()) not in text:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from conftest import executed_chapters
+from html_pages import texts
 from solution_snippets import chapters_with_exercises, found, snippets, squeeze
 from test_pdf import Printed, print_book
 
@@ -29,46 +29,6 @@ CONFIG = OUTPUT / "_config.yml"
 PDF = ROOT / "_build" / "pdf" / "sample-nosolutions.pdf"
 CHAPTERS = chapters_with_exercises()
 PRINTED = [chapter for chapter in CHAPTERS if chapter.stem in ("ch01_initialization", "ch04_catapult")]
-
-
-class _Text(HTMLParser):
-    """The text of a page (no scripts or styles); `prose` also leaves out the cells' outputs,
-    which may quote an exercise's check ("Correct: ...") in words of its solution."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.all: list[str] = []
-        self.prose: list[str] = []
-        self._skip = 0
-        self._stack: list[bool] = []  # per open div: is it a cell's output?
-        self._outputs = 0
-
-    def handle_starttag(self, tag, attrs):
-        if tag in ("script", "style"):
-            self._skip += 1
-        if tag == "div":
-            is_output = "cell_output" in (dict(attrs).get("class") or "").split()
-            self._stack.append(is_output)
-            self._outputs += is_output
-
-    def handle_endtag(self, tag):
-        if tag in ("script", "style"):
-            self._skip -= 1
-        if tag == "div" and self._stack:
-            self._outputs -= self._stack.pop()
-
-    def handle_data(self, data):
-        if not self._skip:
-            self.all.append(data)
-            if not self._outputs:
-                self.prose.append(data)
-
-
-def page_text(path: Path) -> tuple[str, str]:
-    """(all text, text outside the cells' outputs) of an HTML page."""
-    parser = _Text()
-    parser.feed(path.read_text(encoding="utf-8"))
-    return "".join(parser.all), "".join(parser.prose)
 
 
 @pytest.fixture(scope="module")
@@ -88,12 +48,12 @@ def test_no_solution_in_the_pages(nosolutions, book, chapter):
     code, prose = snippets(chapter)
     assert code and prose, f"{chapter.name}: no solution found in the sources"
     # the search finds every snippet in the full edition ...
-    full_all, full_prose = page_text(book / "chapters" / f"{chapter.stem}.html")
+    full_all, full_prose = texts(book / "chapters" / f"{chapter.stem}.html")
     assert found(code, full_all) == list(code), "solution code missing from the full edition"
     assert found(prose, full_prose) == list(prose), "solution prose missing from the full edition"
     # ... and none in any page of the edition without solutions
     for page in sorted(nosolutions.rglob("*.html")):
-        text, prose_text = page_text(page)
+        text, prose_text = texts(page)
         leaks = found(code, text) + found(prose, prose_text)
         assert not leaks, f"{page.relative_to(nosolutions)} holds solutions of {chapter.name}: {leaks[:5]}"
 
@@ -102,7 +62,7 @@ def test_no_solution_in_the_pages(nosolutions, book, chapter):
 def test_exercises_hints_and_checks_are_kept(nosolutions, book, chapter):
     def counts(html: Path) -> dict[str, int]:
         page = html.read_text(encoding="utf-8")
-        text = squeeze(page_text(html)[0])
+        text = squeeze(texts(html).everything)
         return {
             "exercises": len(re.findall(r'<div class="exercise[ "]', page)),
             "hints": len(re.findall(r'<p class="admonition-title">Hint', page)),

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from html_pages import soup
+
 pytestmark = pytest.mark.book
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,12 +98,10 @@ def sample_pages() -> list[str]:
 @functools.lru_cache(maxsize=None)
 def page_titles(book: Path) -> list[tuple[str, str]]:
     """(docname, title) of every printed page, as the HTML shows it."""
-    from bs4 import BeautifulSoup
-
     titles = []
     for docname in sample_pages():
-        soup = BeautifulSoup((book / f"{docname}.html").read_text(encoding="utf-8"), "html.parser")
-        titles.append((docname, make_pdf._heading_text(soup.select_one("article.bd-article h1"))))
+        tree = soup(book / f"{docname}.html")
+        titles.append((docname, make_pdf._heading_text(tree.select_one("article.bd-article h1"))))
     return titles
 
 
@@ -133,13 +133,12 @@ def test_page_count_and_page_numbers(printed, book):
 
 
 def test_no_raw_tex_outside_code(printed, book):
-    """Every line of the text with TeX in it is a line of a code cell or of its output."""
-    from bs4 import BeautifulSoup
-
+    """Every line of the text with TeX in it is a line of a code cell or of its output
+    (of the printed pages: a line of code elsewhere in the book does not excuse it)."""
     code = "".join(
         squeeze(element.get_text())
-        for page in book.rglob("*.html")
-        for element in BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").find_all("pre")
+        for docname in sample_pages()
+        for element in soup(book / f"{docname}.html").find_all("pre")
     )
     raw = [f"page {index + 1}: {line.strip()[:100]}"
            for index, text in enumerate(printed.texts) for line in text.splitlines()
@@ -148,12 +147,9 @@ def test_no_raw_tex_outside_code(printed, book):
 
 
 def test_figures_are_embedded(printed, book):
-    from bs4 import BeautifulSoup
-
     sources = set()
     for docname in sample_pages():
-        article = BeautifulSoup((book / f"{docname}.html").read_text(encoding="utf-8"), "html.parser").select_one(
-            "article.bd-article")
+        article = soup(book / f"{docname}.html").select_one("article.bd-article")
         sources |= {img["src"].rsplit("/", 1)[-1] for img in article.find_all("img", src=True)}
     assert sources, "the book has no figures?"
     embedded = 0
