@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.flatten_util
@@ -277,9 +277,9 @@ class StochasticGradient(_Stateless):
     (:func:`square_loss`) of ``f`` on ``batch`` distinct examples drawn uniformly (all
     of them when ``batch`` = n) and targets y_i + label_noise noise[t, i]; the batch
     comes from :func:`lecturekit.sampling.choice_without_replacement` with ``key``
-    folded by t. The gradient of the full loss that :func:`descend` hands over is not
-    used (it only records the clean loss).
-    The rule of :func:`stochastic_descend`. Stateless.
+    folded by t. It takes its own gradient (``needs_gradient`` is False), so
+    :func:`descend` hands it ``grads=None`` and evaluates only the clean loss it
+    records. The rule of :func:`stochastic_descend`. Stateless.
 
     Attributes:
         x: inputs (n, d).
@@ -305,6 +305,7 @@ class StochasticGradient(_Stateless):
     f: Callable = field(metadata=dict(static=True))
     batch: int = field(metadata=dict(static=True))
     label_noise: float = field(metadata=dict(static=True))
+    needs_gradient: ClassVar[bool] = False
 
     def update(self, grads, state, params, lr, step):
         """(params - lr grad L_step(params), state); ``grads`` is not used."""
@@ -342,8 +343,9 @@ class BernoulliBatchGradient(_Stateless):
     unbiased SGD (Yaida's fluctuation--dissipation setting, Chapter 5). An output with a
     leading axis of independent copies, shape (c, n) (e.g. ``theta`` of shape (c, p)
     and f = theta @ x.T), sums the copies' batch losses: c independent chains in one
-    run, one (c, n) draw per step. The gradient :func:`descend` hands over is not used
-    (it only records its loss). Stateless.
+    run, one (c, n) draw per step. It takes its own gradient (``needs_gradient`` is
+    False), so :func:`descend` hands it ``grads=None`` and evaluates only the loss it
+    records. Stateless.
 
     Attributes:
         x: inputs (n, d).
@@ -365,6 +367,7 @@ class BernoulliBatchGradient(_Stateless):
     keys: jax.Array
     batch: float | jax.Array
     f: Callable = field(metadata=dict(static=True))
+    needs_gradient: ClassVar[bool] = False
 
     def update(self, grads, state, params, lr, step):
         """(params - lr grad L^B_step(params), state); ``grads`` is not used."""
@@ -390,6 +393,15 @@ def _check_rule(update: Any) -> Any:
             "params, lr, step), e.g. training.GradientStep(), got "
             f"{type(update).__name__}"
         )
+    if not _is_pytree_node(update):  # a static argument of the compiled program
+        try:
+            hash(update)
+        except TypeError:
+            raise TypeError(
+                "update must be a pytree (e.g. a dataclass registered with "
+                "jax.tree_util.register_dataclass) or a hashable object, got an "
+                f"unhashable {type(update).__name__}"
+            ) from None
     return update
 
 
@@ -464,12 +476,17 @@ def descend(
     The step itself is an update rule (the Optax convention): an object with
     ``init(params) -> state`` and ``update(grads, state, params, lr, step) ->
     (new_params, state)``, called with the gradient of ``loss_fn`` at step ``step``
-    (a traced int). The default :class:`GradientStep` is the plain step above;
+    (a traced int). A rule that takes a gradient of its own (a mini-batch one) says so
+    with the class attribute ``needs_gradient = False``: it gets ``grads=None`` and the
+    loop evaluates only the loss it records. The default :class:`GradientStep` is the
+    plain step above;
     :class:`NoisyGradient` adds Gaussian gradient noise (:func:`noisy_descend`),
     :class:`StochasticGradient` swaps in a mini-batch gradient
     (:func:`stochastic_descend`). The rules are frozen dataclasses registered as pytrees
     (arrays as leaves, options as static data), so equal rules reuse one compiled
-    program.
+    program. A rule of your own may be any object with the two methods: a pytree is
+    traced like the library's, anything else is a static argument (hashable; a new,
+    unequal instance compiles anew).
 
     Args:
         loss_fn: a scalar function of the parameters, e.g. :func:`mse_loss` (f, x, y).
@@ -505,15 +522,20 @@ def descend(
         stop_above = check_real(stop_above, name="stop_above")
     rule = GradientStep() if update is None else _check_rule(update)
     static, traced = _split_static((loss_fn, observe))
-    return _descend_program(static, traced, params, lr, steps, every, stop_above, rule)
+    if _is_pytree_node(rule):  # the library's rules: their arrays and numbers traced
+        static, traced = (*static, None), (*traced, rule)
+    else:  # any other object with init and update: a static argument
+        static, traced = (*static, rule), (*traced, None)
+    return _descend_program(static, traced, params, lr, steps, every, stop_above)
 
 
 @partial(jax.jit, static_argnums=(0, 4, 5))
-def _descend_program(static, traced, params, lr, steps, every, stop_above, rule):
+def _descend_program(static, traced, params, lr, steps, every, stop_above):
     """:func:`descend` as one compiled program: the loss and the observer static when
-    they are plain functions and traced when they carry arrays (observers), the rule,
-    params, lr and stop_above traced. Called inside a trace, it is inlined."""
-    loss_fn, observe = _join_static(static, traced)
+    they are plain functions and traced when they carry arrays (observers), the rule
+    traced when it is a pytree (the library's rules) and static otherwise, params, lr
+    and stop_above traced. Called inside a trace, it is inlined."""
+    loss_fn, observe, rule = _join_static(static, traced)
     return _descend(
         loss_fn, params, lr, steps, every, _recorder(observe), stop_above, rule
     )
@@ -528,7 +550,13 @@ def _descend(loss_fn, params, lr, steps, every, observe, stop_above, rule):
     masking unless the last observation period is short, and no outer loop without an
     observer.
     """
-    value_and_grad = jax.value_and_grad(loss_fn)
+    if getattr(rule, "needs_gradient", True):
+        value_and_grad = jax.value_and_grad(loss_fn)
+    else:  # the rule takes its own gradient: only the recorded loss is evaluated
+
+        def value_and_grad(p):
+            return loss_fn(p), None
+
     at = jnp.asarray(_observation_steps(steps, every), dtype=jnp.int32)
     freeze = stop_above is not None
 
@@ -950,6 +978,12 @@ def _is_data(value: Any) -> bool:
     return not jax.tree_util.treedef_is_leaf(treedef) and all(
         isinstance(leaf, (jax.Array, np.ndarray)) for leaf in leaves
     )
+
+
+def _is_pytree_node(value: Any) -> bool:
+    """Whether ``value`` is a registered pytree node (a tuple, a registered dataclass),
+    whatever its leaves, rather than a leaf."""
+    return not jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
 
 
 def _register_observer(cls: type) -> type:

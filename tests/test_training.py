@@ -430,6 +430,54 @@ def test_bernoulli_batch_steps_are_the_documented_masked_gradient_on_stacked_cha
     assert np.all(np.abs(draws.mean(0) - gd) < 4 * se), (draws.mean(0), gd, se)
 
 
+def test_a_rule_that_takes_its_own_gradient_gets_none_and_no_gradient_is_taken():
+    """needs_gradient = False: descend hands the rule grads=None and never differentiates
+    loss_fn (whose backward pass raises here); a rule without the attribute gets the
+    gradient of loss_fn."""
+
+    @jax.custom_vjp
+    def recorded(w):
+        return 0.5 * jnp.sum(w**2)
+
+    def no_backward(residual, cotangent):
+        raise AssertionError("descend differentiated the recorded loss")
+
+    recorded.defvjp(lambda w: (recorded(w), None), no_backward)
+    seen = []
+
+    class OwnGradient(training.GradientStep):
+        needs_gradient = False
+
+        def update(self, grads, state, params, lr, step):
+            seen.append(grads)
+            return params - lr * 2.0 * params, state
+
+    run = training.descend(recorded, jnp.array([1.0, -2.0]), lr=0.25, steps=3,
+                           update=OwnGradient())
+    assert seen and all(g is None for g in seen)
+    np.testing.assert_allclose(run.final_params, [0.125, -0.25])
+    np.testing.assert_allclose(run.losses, [2.5, 0.625, 0.15625, 0.0390625])
+
+    class FullGradient(training.GradientStep):
+        def update(self, grads, state, params, lr, step):
+            seen.append(grads)
+            return params - lr * grads, state
+
+    seen.clear()
+    run = training.descend(lambda w: 0.5 * jnp.sum(w**2), jnp.array([1.0, -2.0]), lr=0.5,
+                           steps=2, update=FullGradient())
+    assert seen and all(g is not None for g in seen)
+    np.testing.assert_allclose(run.final_params, [0.25, -0.5])
+    with pytest.raises(AssertionError, match="differentiated the recorded loss"):
+        training.descend(recorded, jnp.array([1.0]), lr=0.5, steps=1, update=FullGradient())
+
+    class Unhashable(FullGradient):  # a static rule must be hashable
+        __hash__ = None
+
+    with pytest.raises(TypeError, match="update must be a pytree .* hashable object, got an unhashable Unhashable"):
+        training.descend(recorded, jnp.array([1.0]), lr=0.5, steps=1, update=Unhashable())
+
+
 def test_observers_record_kernels_sharpness_outputs_and_params():
     net = nets.mlp((2, 8, 1), "tanh")
     p0 = net.init(jax.random.key(3))
