@@ -80,17 +80,13 @@ class _Text(HTMLParser):
             if not self._outputs:
                 self.prose.append(data)
 
+    def result(self) -> Texts:
+        return Texts("".join(self.all), "".join(self.prose))
+
 
 def texts(path: Path) -> Texts:
     """(all text, text outside the cells' outputs) of a page."""
-    return _texts(*_key(path))
-
-
-@functools.lru_cache(maxsize=None)
-def _texts(path: Path, mtime_ns: int) -> Texts:
-    parser = _Text()
-    parser.feed(path.read_text(encoding="utf-8"))
-    return Texts("".join(parser.all), "".join(parser.prose))
+    return _parsed(_Text, *_key(path))
 
 
 class Resources(NamedTuple):
@@ -113,14 +109,18 @@ class _Resources(HTMLParser):
         if tag == "link" and attrs.get("href") and "stylesheet" in (attrs.get("rel") or ""):
             self.loaded.append(attrs["href"])
 
+    def result(self) -> Resources:
+        return Resources(tuple(self.images), tuple(self.loaded))
+
 
 def resources(path: Path) -> Resources:
     """The URLs a page loads: its images, and its scripts and stylesheets."""
-    return _resources(*_key(path))
+    return _parsed(_Resources, *_key(path))
 
 
 @functools.lru_cache(maxsize=None)
-def _resources(path: Path, mtime_ns: int) -> Resources:
-    parser = _Resources()
+def _parsed(parser_class: type, path: Path, mtime_ns: int):
+    """What a parser (an HTMLParser with a ``result()``) finds in a page, cached."""
+    parser = parser_class()
     parser.feed(path.read_text(encoding="utf-8"))
-    return Resources(tuple(parser.images), tuple(parser.loaded))
+    return parser.result()
