@@ -121,8 +121,11 @@ browser-deps:  ## install Chromium for the browser test (apt-get) if it is missi
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
 	test -x /usr/bin/chromium
 
+# jupytext --update leaves a notebook whose content is unchanged as it was, mtime included:
+# the touch marks it up to date, or every later make would convert every chapter again.
 chapters/%.ipynb: chapters/%.md $(STAMP)
 	$(BIN)/jupytext --to ipynb --update --quiet $<
+	@touch $@
 
 notebooks: $(STAMP) $(NOTEBOOKS)  ## generate chapters/*.ipynb from the MyST sources
 
