@@ -114,6 +114,7 @@ def test_sign_dual():
     rejects(ch01.check_sign_dual, lambda a, c, b: np.array([1.0, 2.0]), r"sign_dual\(.*expected a single number")
 
 
+@functools.lru_cache(maxsize=None)  # the check and the doubled wrong answer ask for the same points
 def depth_scale_by_slope(c_w, c_b):
     """xi = -1/ln c'(rho_inf): the correlation map iterated to its stable fixed point, then its slope there."""
     stds = {"w_std": np.sqrt(c_w), "b_std": np.sqrt(c_b)}  # the exercise gives the variances
