@@ -149,7 +149,7 @@ def test_nngp_matches_monte_carlo_over_random_networks():
     for name in ("relu", "erf"):
         net = nets.mlp((4, 64, 1), name, b_std=0.1, out_b_std=0.2)
         keys = jax.random.split(jax.random.key(6), 2000)
-        outs = jax.vmap(lambda k: net.apply(net.init(k), x))(keys)  # (4000, 3)
+        outs = jax.jit(jax.vmap(lambda k: net.apply(net.init(k), x)))(keys)  # (2000, 3)
         prods = outs[:, :, None] * outs[:, None, :]
         mean, err = np.asarray(prods.mean(0)), np.asarray(prods.std(0) / np.sqrt(len(keys)))
         assert np.all(np.abs(mean - np.asarray(net.nngp(x))) < 5 * err), (name, mean, net.nngp(x))
