@@ -117,27 +117,9 @@ def loss_value(
     return _hessian.output_loss(_per_example_loss(y, loss), apply, params, x, y)
 
 
-class Decomposition(NamedTuple):
-    """Output of :func:`decompose`: nabla^2 L and its two parts (dense, P x P).
-
-    Attributes:
-        hessian: nabla^2 L by ``jax.hessian`` of L itself.
-        gauss_newton: G = (1/n) sum_i J_i^T A_i J_i, from the Jacobian.
-        residual: R = (1/n) sum_i sum_a (d l/d f_ia) nabla^2 f_ia, from the output
-            Hessians.
-
-    Example:
-        >>> import jax.numpy as jnp
-        >>> from lecturekit import loss_hessian
-        >>> parts = loss_hessian.decompose(lambda w, x: (x @ w) ** 2, jnp.ones(1),
-        ...                                jnp.ones((1, 1)), jnp.zeros(1))
-        >>> [float(m[0, 0]) for m in parts]          # 6 w^2 = 4 w^2 + (w^2 - 0) 2
-        [6.0, 4.0, 2.0]
-    """
-
-    hessian: jax.Array
-    gauss_newton: jax.Array
-    residual: jax.Array
+#: Output of :func:`decompose`: the same type as
+#: :class:`lecturekit.hessian.GaussNewtonSplit`, (hessian, gauss_newton, residual).
+Decomposition = _hessian.GaussNewtonSplit
 
 
 def decompose(
@@ -181,7 +163,7 @@ def decompose(
     parts = _hessian.gauss_newton_split(
         _per_example_loss(y, loss), apply, params, x, y, max_params=max_params
     )
-    return Decomposition(*parts)
+    return parts
 
 
 def gauss_newton_product(
