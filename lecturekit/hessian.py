@@ -1364,7 +1364,8 @@ def _output_loss(params, x, y, *, loss, apply):
 
 
 class GaussNewtonSplit(NamedTuple):
-    """Output of :func:`gauss_newton_split`: nabla^2 L and its two parts (dense, P x P).
+    """Output of :func:`~lecturekit.hessian.gauss_newton_split`: nabla^2 L and its two
+    parts (dense, P x P).
 
     Attributes:
         hessian: nabla^2 L by ``jax.hessian`` of L itself.
