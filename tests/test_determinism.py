@@ -7,8 +7,12 @@ one text at its first place in the cell, as nbval stores them: the chunks a kern
 and where other outputs such as glued values fall between them, vary from run to run), and
 the text/plain, text/html, text/markdown and text/latex parts of results and displays,
 glued values included (the numbers the prose shows). Images and widget models are not compared (a
-widget's model id is a fresh UUID by design). A chapter missing from the cache (nbval not
-run, or code changed since) is executed twice here.
+widget's model id is a fresh UUID by design), so this run does not render the figures to
+PNG: an empty ``InlineBackend.figure_formats`` leaves a figure's display its text/plain
+part (``<Figure size ... with N Axes>``, compared like any other), a tenth of a chapter's
+CPU time less. The figures the book shows are those of the nbval run, which checks them
+(``LECTUREKIT_AUDIT_FIGURES``). A chapter missing from the cache (nbval not run, or code
+changed since) is executed twice here, both times without PNGs.
 
 Two kernels run at a time: a chapter keeps about one core busy.
 """
@@ -69,10 +73,20 @@ def text_outputs(nb: nbformat.NotebookNode) -> list[list[str]]:
     return cells
 
 
+NO_PNG = "%config InlineBackend.figure_formats = set()"
+
+
 def execute(source: Path) -> nbformat.NotebookNode:
+    """Execute a chapter in a fresh kernel, figures displayed as text only (a first cell,
+    removed from the result, sets the inline backend's formats before the chapter's first
+    cell resolves the backend)."""
     nb = jupytext.read(source)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(NO_PNG))
     client = NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(CHAPTERS)}})
-    return client.execute()
+    client.execute()
+    setup = nb.cells.pop(0)
+    assert not setup.outputs, f"{source.stem}: {NO_PNG!r} printed {setup.outputs}"
+    return nb
 
 
 def first_execution(source: Path) -> nbformat.NotebookNode | None:
