@@ -262,6 +262,39 @@ def _head(soup, docname: str) -> list[str]:
     return head
 
 
+def descendants_cpu_seconds() -> float | None:
+    """CPU time (user + system, in seconds) used so far by the living descendants of this
+    process, each with the time of the children it has reaped; None without Linux's /proc.
+
+    Read before the browser closes, this is Chromium's CPU time (and that of Playwright's
+    driver). ``resource.getrusage(RUSAGE_CHILDREN)`` misses most of it: when the browser
+    exits, its zygote and renderer processes are orphaned and reaped by init, so their time
+    never reaches this process."""
+    if not os.path.isdir("/proc/self"):
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    seconds: dict[int, float] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", encoding="utf-8") as stat_file:
+                stat = stat_file.read()
+        except OSError:  # the process ended meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": state, ppid, ...
+        pid = int(entry.name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        seconds[pid] = sum(int(value) for value in fields[11:15]) / ticks  # utime stime cutime cstime
+    total, pending = 0.0, list(children.get(os.getpid(), []))
+    while pending:
+        pid = pending.pop()
+        total += seconds[pid]
+        pending.extend(children.get(pid, []))
+    return total
+
+
 def print_document(html_dir: Path, pages: list[tuple[str, str | None]], title: str, author: str,
                    edition: str | None = None) -> tuple[str, list[str]]:
     """The HTML of the whole book for printing, and the titles of its pages in order."""
@@ -380,6 +413,7 @@ def print_pdf(html_dir: Path, document: str, out: Path, chromium: Path = CHROMIU
                     margin={"top": "17mm", "bottom": "17mm", "left": "16mm", "right": "16mm"},
                     tagged=tagged,  # the bookmarks come from finish() either way
                 )
+                facts["chromium_cpu_s"] = descendants_cpu_seconds()
             finally:
                 browser.close()
     finally:
@@ -461,6 +495,17 @@ def book_metadata(config: Path) -> tuple[str, str]:
     return str(data.get("title", "Book")), str(data.get("author", ""))
 
 
+def _cpu_used(chromium: float | None) -> str:
+    """", N CPU-s with Chromium": this process's CPU time and that of Chromium (read before
+    it closed); empty where /proc is missing."""
+    if chromium is None:
+        return ""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return f", {own.ru_utime + own.ru_stime + chromium:.1f} CPU-s with Chromium"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--html", type=Path, default=ROOT / "_build" / "html", help="built HTML book")
@@ -500,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
     raw.unlink()
     print(f"wrote {args.out}: {count} pages ({args.out.stat().st_size / 1e6:.1f} MB), "
           f"{len(titles)} pages of the book, {facts['formulas']} formulas, "
-          f"{time.perf_counter() - start:.0f} s")
+          f"{time.perf_counter() - start:.0f} s" + _cpu_used(facts["chromium_cpu_s"]))
     return 0
 
 

@@ -52,7 +52,7 @@ CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 # Flags for a throw-away headless browser that talks to nothing but the local server: the
 # ones scripts/make_pdf.py prints the book with.
 sys.path.insert(0, str(ROOT / "scripts"))
-from make_pdf import CHROMIUM_ARGS  # noqa: E402
+from make_pdf import CHROMIUM_ARGS, descendants_cpu_seconds  # noqa: E402
 
 VIEWPORT = {"width": 1280, "height": 900}
 LOCALHOST = "127.0.0.1"
@@ -156,15 +156,18 @@ def browser(book, book_timings):
         from playwright.sync_api import sync_playwright
     except ImportError:
         pytest.fail("playwright is missing: run `make venv` (it is in the `test` extra)")
-    start, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    start, own = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield browser
+        # read before closing: the processes Chromium leaves when it exits are reaped by
+        # init, so their time would never reach this process's rusage
+        chromium = descendants_cpu_seconds()
         browser.close()
-    # Chromium's processes are reaped by Playwright's driver, and the driver by this process.
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = used.ru_utime + used.ru_stime - children.ru_utime - children.ru_stime
-    book_timings.append(f"browser checks (Chromium): {time.perf_counter() - start:.1f} s wall, {cpu:.1f} s CPU")
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    checks = used.ru_utime + used.ru_stime - own.ru_utime - own.ru_stime
+    book_timings.append(f"browser checks: {time.perf_counter() - start:.1f} s wall, {checks:.1f} s CPU in pytest"
+                        + (f", {chromium:.1f} s CPU in Chromium and Playwright's driver" if chromium is not None else ""))
 
 
 @dataclass
@@ -216,6 +219,23 @@ async () => {
   };
 }
 """
+
+
+# Playwright's test of visibility (locator.is_visible), as a JavaScript function: rendered
+# (checkVisibility: no display:none above it, not in a closed <details>), visibility
+# "visible", and a non-empty box. The checks below ask the page once for all its elements
+# instead of once per element: each question is a round trip through Playwright's driver.
+VISIBLE = """(element) => {
+  if (!element || !element.checkVisibility()) return false;
+  if (getComputedStyle(element).visibility !== "visible") return false;
+  const box = element.getBoundingClientRect();
+  return box.width > 0 && box.height > 0;
+}"""
+
+
+def _ask(page, script: str):
+    """Evaluate `script`, a JavaScript expression that may call visible(element), in the page."""
+    return page.evaluate(f"() => {{ const visible = {VISIBLE}; return {script}; }}")
 
 
 def _watched_page(browser, docname: str) -> OpenPage:
@@ -281,6 +301,30 @@ def test_the_network_is_cut_off(browser, site):
         state.page.context.close()
     assert outcome == [200, "failed"], outcome
     assert state.external_requests == ["https://example.org/x.js"], state.external_requests
+
+
+def test_visible_agrees_with_playwright(browser, site):
+    """The harness itself: VISIBLE calls hidden what Playwright's is_visible calls hidden
+    (display:none above, a closed <details>, visibility:hidden, an empty box) and visible
+    what it calls visible (a plain paragraph, an open <details>)."""
+    cases = {
+        "plain": "<p id='plain'>text</p>",
+        "under-display-none": "<div style='display:none'><p id='under-display-none'>text</p></div>",
+        "closed-details": "<details><summary>s</summary><p id='closed-details'>text</p></details>",
+        "open-details": "<details open><summary>s</summary><p id='open-details'>text</p></details>",
+        "visibility-hidden": "<p id='visibility-hidden' style='visibility:hidden'>text</p>",
+        "empty-box": "<p id='empty-box' style='height:0;overflow:hidden;margin:0'>text</p>",
+    }
+    state = _watched_page(browser, PAGES[0])
+    try:
+        state.page.goto(f"{site}/{PAGES[0]}.html", wait_until="load")
+        state.page.evaluate("(html) => { document.body.innerHTML = html; }", "".join(cases.values()))
+        ours = _ask(state.page, f"{list(cases)}.map((id) => visible(document.getElementById(id)))")
+        theirs = [state.page.locator(f"#{case}").is_visible() for case in cases]
+    finally:
+        state.page.context.close()
+    assert theirs == [True, False, False, True, False, False], dict(zip(cases, theirs))
+    assert ours == theirs, dict(zip(cases, ours))
 
 
 def test_every_built_page_is_in_the_browser_run(book):
@@ -349,43 +393,50 @@ def test_internal_links_and_references_resolve(opened, book, site):
     assert not broken, "\n".join(broken)
 
 
+# For each solution dropdown: its id and whether each part of its body is visible.
+SOLUTION_BODIES = """Array.from(document.querySelectorAll("div.solution.dropdown"), (solution) => ({
+  id: solution.id,
+  shown: Array.from(solution.querySelectorAll(":scope > :not(.admonition-title)"), visible),
+}))"""
+
+
 def test_solutions_are_hidden_until_toggled(opened):
     page = opened.page
-    solutions = page.locator("div.solution.dropdown")
-    assert solutions.count() == _solution_count(opened.docname), (
-        f"{solutions.count()} solution dropdowns on the page, "
+    before = _ask(page, SOLUTION_BODIES)
+    assert len(before) == _solution_count(opened.docname), (
+        f"{len(before)} solution dropdowns on the page, "
         f"{_solution_count(opened.docname)} solution directives in {_source(opened.docname).name}")
-    for index in range(solutions.count()):
-        solution = solutions.nth(index)
-        body = solution.locator(":scope > :not(.admonition-title)")
-        assert body.count() > 0, f"solution {index + 1} has no body"
-        label = solution.get_attribute("id")
-        assert not any(body.nth(i).is_visible() for i in range(body.count())), f"{label} is shown before a click"
-        solution.locator(":scope > .admonition-title button.toggle-button").click()
-        body.first.wait_for(state="visible", timeout=5_000)
-        assert all(body.nth(i).is_visible() for i in range(body.count())), f"{label} is not shown after a click"
+    solutions = page.locator("div.solution.dropdown")
+    for index, solution in enumerate(before):
+        assert solution["shown"], f"solution {index + 1} has no body"
+        assert not any(solution["shown"]), f"{solution['id']} is shown before a click"
+        solutions.nth(index).locator(":scope > .admonition-title button.toggle-button").click()
+        solutions.nth(index).locator(":scope > :not(.admonition-title)").first.wait_for(state="visible", timeout=5_000)
+        after = _ask(page, SOLUTION_BODIES)[index]
+        assert all(after["shown"]), f"{solution['id']} is not shown after a click"
     assert not opened.console_errors, "\n".join(opened.console_errors)
 
 
 def test_verification_cells_are_collapsed_one_click_away(opened):
     page = opened.page
-    cells = page.locator("div.cell.tag_hide-input, div.cell.tag_hide-cell")
+    code_shown = _ask(page, """Array.from(document.querySelectorAll("div.cell.tag_hide-input, div.cell.tag_hide-cell"),
+                                         (cell) => visible(cell.querySelector(".cell_input")))""")
     expected = _collapsed_cell_count(opened.docname)
-    assert cells.count() == expected, (
-        f"{cells.count()} collapsed cells on the page, {expected} tagged in the source")
-    shown = [i for i in range(cells.count()) if cells.nth(i).locator(".cell_input").is_visible()]
+    assert len(code_shown) == expected, (
+        f"{len(code_shown)} collapsed cells on the page, {expected} tagged in the source")
+    shown = [i for i, visible in enumerate(code_shown) if visible]
     assert not shown, f"collapsed cells whose code is visible before a click: {shown}"
     if expected:
-        first = cells.first
+        first = page.locator("div.cell.tag_hide-input, div.cell.tag_hide-cell").first
         first.locator("details > summary").first.click()
         first.locator(".cell_input").wait_for(state="visible", timeout=5_000)
     assert not opened.console_errors, "\n".join(opened.console_errors)
 
 
 def test_figure_captions_are_shown(opened):
-    figures = opened.page.locator("div.cell_output figure")
-    hidden = [figures.nth(i).get_attribute("id") for i in range(figures.count())
-              if not figures.nth(i).locator("figcaption").is_visible()]
+    hidden = _ask(opened.page, """Array.from(document.querySelectorAll("div.cell_output figure"))
+                                    .filter((figure) => !visible(figure.querySelector("figcaption")))
+                                    .map((figure) => figure.id)""")
     assert not hidden, f"figures whose caption is not visible: {hidden}"
 
 
@@ -401,17 +452,16 @@ def test_screenshot_of_a_chapter_is_saved(opened):
 def test_api_page_shows_signatures_and_no_rest_source(opened):
     """An API page: each documented name has a visible signature, and its text holds no reST
     (a docstring Sphinx could not parse shows its source, e.g. a role or a heading)."""
-    page = opened.page
-    signatures = page.locator("article dl.py > dt.sig")
-    count = signatures.count()
+    signatures = _ask(opened.page, """Array.from(document.querySelectorAll("article dl.py > dt.sig"), (signature) => ({
+      id: signature.id, visible: visible(signature), text: signature.innerText,
+      function: signature.parentElement.classList.contains("function"),
+    }))""")
     source = _source(opened.docname).read_text(encoding="utf-8")
     documented = re.search(r"^\.\. (auto(?!module)\w+|py:\w+)::", source, re.MULTILINE)
-    assert count > 0 or not documented, "the page documents names but shows no signature"
-    hidden = [signatures.nth(i).get_attribute("id") for i in range(count) if not signatures.nth(i).is_visible()]
+    assert signatures or not documented, "the page documents names but shows no signature"
+    hidden = [signature["id"] for signature in signatures if not signature["visible"]]
     assert not hidden, f"signatures not visible: {hidden}"
-    functions = page.locator("article dl.py.function > dt.sig")
-    bare = [functions.nth(i).get_attribute("id") for i in range(functions.count())
-            if "(" not in functions.nth(i).inner_text()]
+    bare = [signature["id"] for signature in signatures if signature["function"] and "(" not in signature["text"]]
     assert not bare, f"functions shown without their parameters: {bare}"
     leftovers = _in_context(RAW_REST, opened.facts["text"])
     assert not leftovers, "reST source left in the text (a docstring Sphinx did not parse):\n" + "\n".join(leftovers)
