@@ -47,7 +47,13 @@ endef
 # They also share a persistent JAX compilation cache: the nbval run starts it empty (so its
 # chapter times are those of a first run) and fills it; the determinism run and the book
 # build then reuse the compiled programs (same programs, so the same numbers).
-JAX_CACHE := _build/jax-cache
+# JAX's cache key leaves out the host's CPU features: a working copy on a disk that several
+# machines share would load programs compiled for another CPU (JAX then warns, for every
+# program, that this "could lead to execution errors such as SIGILL"). Each machine has a
+# folder of its own, named by a checksum of its CPU's feature flags.
+JAX_CACHE_ROOT := _build/jax-cache
+HOST_CPU := $(shell { grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null || uname -m; } | cksum | cut -d' ' -f1)
+JAX_CACHE := $(JAX_CACHE_ROOT)/cpu-$(HOST_CPU)
 # Every compiled program goes to the persistent cache (not only those that took over a
 # second to compile): the determinism run reuses what nbval compiled, and the two workers
 # of the unit tests share theirs (compiled with other XLA flags, so other cache entries).
@@ -188,7 +194,7 @@ test-unit: $(STAMP)  ## unit and property tests, and the docstring examples (two
 # in one worker and one kernel); the chapter table is printed at the end.
 test-notebooks: $(STAMP) notebooks  ## execute every chapter (nbval, two at a time), with per-chapter times
 	@test -n "$(NOTEBOOKS)" || { echo "no chapter notebooks found in chapters/" >&2; exit 1; }
-	rm -rf $(JAX_CACHE)
+	rm -rf $(JAX_CACHE_ROOT)
 	@$(call STAGE_TIMER,$(HEADLESS) $(BIN)/pytest -n 2 --dist loadfile --nbval-lax \
 	  --nbval-current-env --nbval-cell-timeout=300 $(NOTEBOOKS))
 
