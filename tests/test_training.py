@@ -478,6 +478,7 @@ def test_a_rule_that_takes_its_own_gradient_gets_none_and_no_gradient_is_taken()
         training.descend(recorded, jnp.array([1.0]), lr=0.5, steps=1, update=Unhashable())
 
 
+@pytest.mark.default_xla  # bit-for-bit equality of two different programs
 def test_observers_record_kernels_sharpness_outputs_and_params():
     net = nets.mlp((2, 8, 1), "tanh")
     p0 = net.init(jax.random.key(3))
