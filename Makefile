@@ -168,17 +168,25 @@ endif
 # cache and the JAX compilation cache), then by the determinism check, beside the book
 # build, which takes the chapters from nbval's cache and executes none of them.
 # The unit tests need no chapter: they start with nbval and run beside everything at a low
-# priority (nice 10: a tenth of a core's share against a normal process), so that they take
-# mostly the time the others leave idle (the end of nbval's and of the determinism run's
-# last chapter, the single-threaded Sphinx builds) and finish with both cores to
-# themselves. Not nice 19: on a machine kept busy by other work, a tenth still starts the
-# unit tests' Jupyter server and kernels well within their timeouts (180 s, 60 s), where
-# 1.5 % of a core might not. Their output is printed when they end (_build/test-unit.log).
+# priority, so that they take mostly the time the others leave idle (the end of nbval's
+# and of the determinism run's last chapter, the single-threaded Sphinx builds) and finish
+# with both cores to themselves. Linux shares the CPU fairly between sessions before it
+# looks at nice values (autogroups: Jupyter starts every kernel in a session of its own),
+# so a nice unit test would still take a third of the CPU from nbval's two kernels (nbval
+# measured 299 -> 474 s): the unit tests get a session of their own (setsid) whose
+# autogroup gets nice 10 (/proc/self/autogroup; ignored where the kernel has no
+# autogroups, and then the plain nice 10 applies), a tenth of a normal session's share.
+# Not 19: on a machine kept busy by other work, a tenth still starts the unit tests'
+# Jupyter server and kernels well within their timeouts (180 s, 60 s), where 1.5 % of a
+# core might not. Their output is printed when they end (_build/test-unit.log); an
+# interrupted `make test` stops them too.
 UNIT_LOG := _build/test-unit.log
 test: $(STAMP) $(MATHJAX) notebooks  ## lint; the chapters under nbval, then a second run of them (determinism) beside the book; the unit tests beside it all, at low priority
 	@t0=$$(date +%s); status=0; unit_status=0; mkdir -p _build; \
 	$(MAKE) --no-print-directory lint || status=$$?; \
-	nice -n 10 $(MAKE) --no-print-directory test-unit > $(UNIT_LOG) 2>&1 & unit=$$!; \
+	setsid $(SHELL) -c '{ echo 10 > /proc/self/autogroup; } 2>/dev/null; \
+	  exec nice -n 10 $(MAKE) --no-print-directory test-unit' > $(UNIT_LOG) 2>&1 & unit=$$!; \
+	trap 'kill -- -$$unit 2>/dev/null' INT TERM; \
 	$(MAKE) --no-print-directory test-notebooks || status=$$?; \
 	BOOK_FROM_NBVAL_CACHE=1 $(MAKE) --no-print-directory -j2 --output-sync=target \
 	  test-determinism test-book || status=$$?; \
