@@ -169,27 +169,30 @@ endif
 # build, which takes the chapters from nbval's cache and executes none of them.
 # The unit tests need no chapter: they start with nbval and run beside everything at a low
 # priority, so that they take mostly the time the others leave idle (the end of nbval's
-# and of the determinism run's last chapter, the single-threaded Sphinx builds) and finish
-# with both cores to themselves. Linux shares the CPU fairly between sessions before it
-# looks at nice values (autogroups: Jupyter starts every kernel in a session of its own),
-# so a nice unit test would still take a third of the CPU from nbval's two kernels (nbval
-# measured 299 -> 474 s): the unit tests get a session of their own (setsid) whose
-# autogroup gets nice 10 (/proc/self/autogroup; ignored where the kernel has no
-# autogroups, and then the plain nice 10 applies), a tenth of a normal session's share.
-# Not 19: on a machine kept busy by other work, a tenth still starts the unit tests'
-# Jupyter server and kernels well within their timeouts (180 s, 60 s), where 1.5 % of a
-# core might not. Their output is printed when they end (_build/test-unit.log); an
-# interrupted `make test` stops them too.
+# and of the determinism run's last chapter, the single-threaded Sphinx builds), and get a
+# normal priority back when the chapters and the book are done. Linux shares the CPU
+# fairly between sessions before it looks at nice values (autogroups: Jupyter starts every
+# kernel in a session of its own), so a plain `nice` would still take a third of the CPU
+# from nbval's two kernels (nbval measured 299 -> 474 s): the unit tests run in a session
+# of their own (setsid) whose autogroup gets nice 10 (/proc/self/autogroup), a tenth of a
+# normal session's share, and nice 0 again at the end (no privilege is needed to raise an
+# autogroup's nice or to lower it back to 0, but an unprivileged user may change one only
+# every 0.1 s, so the reset is tried a few times). Without that reset, on a machine kept
+# busy by other work they would crawl on at a tenth of a share after everything else had
+# finished. Where the kernel has no autogroups the writes fail silently and the unit tests
+# simply share the CPU at the normal priority. Their output is printed when they end
+# (_build/test-unit.log); an interrupted `make test` stops them too.
 UNIT_LOG := _build/test-unit.log
 test: $(STAMP) $(MATHJAX) notebooks  ## lint; the chapters under nbval, then a second run of them (determinism) beside the book; the unit tests beside it all, at low priority
 	@t0=$$(date +%s); status=0; unit_status=0; mkdir -p _build; \
 	$(MAKE) --no-print-directory lint || status=$$?; \
 	setsid $(SHELL) -c '{ echo 10 > /proc/self/autogroup; } 2>/dev/null; \
-	  exec nice -n 10 $(MAKE) --no-print-directory test-unit' > $(UNIT_LOG) 2>&1 & unit=$$!; \
+	  exec $(MAKE) --no-print-directory test-unit' > $(UNIT_LOG) 2>&1 & unit=$$!; \
 	trap 'kill -- -$$unit 2>/dev/null' INT TERM; \
 	$(MAKE) --no-print-directory test-notebooks || status=$$?; \
 	BOOK_FROM_NBVAL_CACHE=1 $(MAKE) --no-print-directory -j2 --output-sync=target \
 	  test-determinism test-book || status=$$?; \
+	for try in 1 2 3 4 5; do { echo 0 > /proc/$$unit/autogroup; } 2>/dev/null && break; sleep 0.2; done; \
 	wait $$unit || unit_status=$$?; cat $(UNIT_LOG); \
 	[ $$unit_status -eq 0 ] || status=$$unit_status; \
 	echo "make test: $$(( $$(date +%s) - t0 )) s in total"; \
