@@ -181,14 +181,15 @@ endif
 # busy by other work they would crawl on at a tenth of a share after everything else had
 # finished. Where the kernel has no autogroups the writes fail silently and the unit tests
 # simply share the CPU at the normal priority. Their output is printed when they end
-# (_build/test-unit.log); an interrupted `make test` stops them too.
+# (_build/test-unit.log); an interrupted `make test` stops them too, and starts no later
+# stage.
 UNIT_LOG := _build/test-unit.log
 test: $(STAMP) $(MATHJAX) notebooks  ## lint; the chapters under nbval, then a second run of them (determinism) beside the book; the unit tests beside it all, at low priority
 	@t0=$$(date +%s); status=0; unit_status=0; mkdir -p _build; \
 	$(MAKE) --no-print-directory lint || status=$$?; \
 	setsid $(SHELL) -c '{ echo 10 > /proc/self/autogroup; } 2>/dev/null; \
 	  exec $(MAKE) --no-print-directory test-unit' > $(UNIT_LOG) 2>&1 & unit=$$!; \
-	trap 'kill -- -$$unit 2>/dev/null' INT TERM; \
+	stop() { kill -- -$$unit 2>/dev/null; exit $$1; }; trap 'stop 130' INT; trap 'stop 143' TERM; \
 	$(MAKE) --no-print-directory test-notebooks || status=$$?; \
 	BOOK_FROM_NBVAL_CACHE=1 $(MAKE) --no-print-directory -j2 --output-sync=target \
 	  test-determinism test-book || status=$$?; \
