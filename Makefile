@@ -230,12 +230,13 @@ UNIT_XLA_FLAGS := --xla_cpu_multi_thread_eigen=false
 UNIT_FAST_COMPILE := JAX_DISABLE_MOST_OPTIMIZATIONS=1 \
   XLA_FLAGS="$(UNIT_XLA_FLAGS) --xla_cpu_use_fusion_emitters=false"
 UNIT_SELECTION := not notebooks and not book and not determinism
+DEFAULT_XLA_TESTS = $(shell grep -l 'mark.default_xla' tests/*.py)
 test-unit: $(STAMP)  ## unit and property tests, and the docstring examples (two pytest-xdist workers)
 	@$(call STAGE_TIMER,$(UNIT_FAST_COMPILE) $(UNIT_JAX_CACHE_ENV) $(BIN)/pytest -n 2 --dist loadfile \
 	  -m "$(UNIT_SELECTION) and not default_xla" --durations=10 \
-	  --doctest-modules tests/ lecturekit/ && \
-	  XLA_FLAGS="$(UNIT_XLA_FLAGS)" $(UNIT_JAX_CACHE_ENV) $(BIN)/pytest -m "$(UNIT_SELECTION) and default_xla" \
-	  $(shell grep -l 'mark.default_xla' tests/*.py))
+	  --doctest-modules tests/ lecturekit/ \
+	  $(if $(DEFAULT_XLA_TESTS),&& XLA_FLAGS="$(UNIT_XLA_FLAGS)" $(UNIT_JAX_CACHE_ENV) \
+	  $(BIN)/pytest -m "$(UNIT_SELECTION) and default_xla" $(DEFAULT_XLA_TESTS)))
 
 # Two at a time (pytest-xdist, --dist loadfile: a notebook's cells stay together, in order,
 # in one worker and one kernel); the chapter table is printed at the end.
