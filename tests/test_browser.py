@@ -3,9 +3,16 @@
 Every page of the table of contents is served from `_build/html` by a local HTTP server
 on 127.0.0.1 and opened in headless Chromium (Debian's `chromium`, installed by `make
 browser-deps`; Playwright drives it and never downloads a browser of its own). The
-network is cut off: a request to any other host is aborted and recorded, and the host
-resolver of the browser resolves nothing but 127.0.0.1. Each page is opened as a first
-visit (a fresh browser context: no stored settings) and must then
+network is cut off: the browser sends every request for another host to a "proxy" that
+the test runs on 127.0.0.1, which records it and closes the connection unanswered (host
+names and IP addresses alike; the host resolver of the browser resolves nothing but
+127.0.0.1 besides), and the page records each such request too. Each page is opened in a
+new tab as on a first visit: cookies, localStorage and sessionStorage are emptied before
+its scripts run (no stored settings). The tabs share the browser's HTTP cache, as a
+reader's browser does from one page of the book to the next; Chromium then compiles
+MathJax and the theme's scripts once, not on every page (half of its CPU time here). A
+request that fails is never cached, so every page still asks the server for what it
+lacks. Each page must then
 
 * load MathJax from the book's own `_static/mathjax/` and have every formula rendered
   (no MathJax error, no TeX source such as `\\(` or `$x$` left in the visible text);
@@ -33,6 +40,7 @@ import functools
 import os
 import re
 import resource
+import socket
 import sys
 import threading
 import time
@@ -147,9 +155,50 @@ def site(book):
     thread.join()
 
 
+@dataclass
+class Blackhole:
+    """A "proxy" on 127.0.0.1 that answers nothing: it records the first line of each
+    request the browser sends it (``GET http://host/path HTTP/1.1``, or ``CONNECT host:443
+    HTTP/1.1`` for https) and closes the connection."""
+
+    port: int
+    requests: list[str] = field(default_factory=list)
+
+
 @pytest.fixture(scope="module")
-def browser(book, book_timings):
-    """Headless Chromium; each page is opened in a context of its own (a new reader)."""
+def blackhole():
+    listener = socket.create_server((LOCALHOST, 0))
+    hole = Blackhole(listener.getsockname()[1])
+
+    def serve():
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:  # the listener was closed: the module is done
+                return
+            with connection:
+                connection.settimeout(5)
+                try:
+                    hole.requests.append(connection.makefile("rb").readline().decode("latin-1").strip())
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield hole
+    listener.close()
+    thread.join(timeout=5)
+
+
+# Runs in every document before its own scripts: the storage of a first visit.
+EMPTY_STORAGE = "try { localStorage.clear(); sessionStorage.clear(); } catch (error) {}"
+
+
+@pytest.fixture(scope="module")
+def browser(book, book_timings, blackhole, tmp_path_factory):
+    """Headless Chromium with a profile of its own (a BrowserContext): each page opens in
+    a new tab with empty storage; the tabs share the HTTP cache; every request for another
+    host goes to the blackhole proxy."""
     if not CHROMIUM.is_file():
         pytest.fail(f"{CHROMIUM} is missing: run `make browser-deps` (Debian's chromium package)")
     try:
@@ -158,12 +207,18 @@ def browser(book, book_timings):
         pytest.fail("playwright is missing: run `make venv` (it is in the `test` extra)")
     start, own = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield browser
+        # (Chromium sends requests for 127.0.0.1 and localhost past any proxy)
+        context = playwright.chromium.launch_persistent_context(
+            tmp_path_factory.mktemp("chromium-profile"), executable_path=str(CHROMIUM), headless=True,
+            args=[*CHROMIUM_ARGS, f"--proxy-server=http://{LOCALHOST}:{blackhole.port}"],
+            viewport=VIEWPORT, service_workers="block")
+        context.set_default_timeout(30_000)
+        context.add_init_script(EMPTY_STORAGE)
+        yield context
         # read before closing: the processes Chromium leaves when it exits are reaped by
         # init, so their time would never reach this process's rusage
         chromium = descendants_cpu_seconds()
-        browser.close()
+        context.close()
     used = resource.getrusage(resource.RUSAGE_SELF)
     checks = used.ru_utime + used.ru_stime - own.ru_utime - own.ru_stime
     book_timings.append(f"browser checks: {time.perf_counter() - start:.1f} s wall, {checks:.1f} s CPU in pytest"
@@ -239,20 +294,18 @@ def _ask(page, script: str):
 
 
 def _watched_page(browser, docname: str) -> OpenPage:
-    """A tab in a fresh context (empty storage, service workers blocked) whose requests to
-    hosts other than 127.0.0.1 are aborted and recorded, as are its failed local requests,
-    console errors and uncaught exceptions. Close it with `.page.context.close()`."""
-    context = browser.new_context(viewport=VIEWPORT, service_workers="block")
-    context.set_default_timeout(30_000)
-    page = context.new_page()
+    """A new tab of the browser (no cookies; its documents start with empty storage)
+    that records its requests to hosts other than 127.0.0.1 (which fail: see `browser`),
+    its failed local requests, console errors and uncaught exceptions. Close it with
+    `.page.close()`. (Playwright's request interception, `page.route`, would switch the
+    HTTP cache off.)"""
+    browser.clear_cookies()
+    page = browser.new_page()
     state = OpenPage(docname, page)
 
-    def route(route):
-        if urlsplit(route.request.url).hostname == LOCALHOST:
-            route.continue_()
-        else:
-            state.external_requests.append(route.request.url)
-            route.abort("internetdisconnected")
+    def request(request):
+        if urlsplit(request.url).hostname != LOCALHOST:
+            state.external_requests.append(request.url)
 
     def console(message):
         if message.type == "error":
@@ -266,7 +319,7 @@ def _watched_page(browser, docname: str) -> OpenPage:
         if urlsplit(request.url).hostname == LOCALHOST:
             state.failed_requests.append(f"{request.failure}: {request.url}")
 
-    page.route("**/*", route)
+    page.on("request", request)
     page.on("console", console)
     page.on("pageerror", lambda error: state.console_errors.append(f"exception: {error}"))
     page.on("response", response)
@@ -284,23 +337,42 @@ def opened(request, browser, site):
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         state.page.screenshot(path=str(SCREENSHOT), full_page=True)
     yield state
-    state.page.context.close()
+    state.page.close()
 
 
-def test_the_network_is_cut_off(browser, site):
-    """The harness itself: a fetch from another host is recorded and fails, a local one works."""
+def test_the_network_is_cut_off(browser, site, blackhole):
+    """The harness itself: fetches from another host (by name or by IP address) are
+    recorded, reach only the blackhole proxy and fail; a local one works."""
+    remote = ["https://example.org/x.js", "http://192.0.2.1/x.js"]  # (192.0.2.0/24: for documentation)
     state = _watched_page(browser, PAGES[0])
     try:
         state.page.goto(f"{site}/{PAGES[0]}.html", wait_until="load")
-        outcome = state.page.evaluate("""async () => {
-            const local = await fetch("objects.inv").then((r) => r.status, () => "failed");
-            const remote = await fetch("https://example.org/x.js").then((r) => r.status, () => "failed");
-            return [local, remote];
-        }""")
+        outcome = state.page.evaluate("""async (urls) => Promise.all(urls.map(
+            (url) => fetch(url).then((response) => response.status, () => "failed")))""", ["objects.inv", *remote])
     finally:
-        state.page.context.close()
-    assert outcome == [200, "failed"], outcome
-    assert state.external_requests == ["https://example.org/x.js"], state.external_requests
+        state.page.close()
+    assert outcome == [200, "failed", "failed"], outcome
+    assert state.external_requests == remote, state.external_requests
+    assert {"CONNECT example.org:443 HTTP/1.1", "GET http://192.0.2.1/x.js HTTP/1.1"} <= set(blackhole.requests), (
+        blackhole.requests)
+
+
+def test_each_page_starts_with_empty_storage(browser, site):
+    """The harness itself: what one page stores (localStorage, sessionStorage, a cookie)
+    is gone when the next page opens, before its scripts run."""
+    stored = "localStorage.getItem('probe'), sessionStorage.getItem('probe'), document.cookie"
+    for visit in range(2):
+        state = _watched_page(browser, PAGES[0])
+        try:
+            state.page.goto(f"{site}/{PAGES[0]}.html", wait_until="load")
+            seen = state.page.evaluate(f"() => [{stored}]")
+            state.page.evaluate("() => { localStorage.setItem('probe', 'x'); sessionStorage.setItem('probe', 'x');"
+                                " document.cookie = 'probe=x; max-age=3600'; }")
+            kept = state.page.evaluate(f"() => [{stored}]")
+        finally:
+            state.page.close()
+        assert seen == [None, None, ""], f"visit {visit + 1} found stored values: {seen}"
+        assert kept == ["x", "x", "probe=x"], f"the page could not store (so the test shows nothing): {kept}"
 
 
 def test_visible_agrees_with_playwright(browser, site):
@@ -322,7 +394,7 @@ def test_visible_agrees_with_playwright(browser, site):
         ours = _ask(state.page, f"{list(cases)}.map((id) => visible(document.getElementById(id)))")
         theirs = [state.page.locator(f"#{case}").is_visible() for case in cases]
     finally:
-        state.page.context.close()
+        state.page.close()
     assert theirs == [True, False, False, True, False, False], dict(zip(cases, theirs))
     assert ours == theirs, dict(zip(cases, ours))
 
@@ -345,7 +417,7 @@ def test_index_redirects_to_the_root_page(browser, site):
         state.page.goto(f"{site}/index.html")
         state.page.wait_for_url(f"{site}/{PAGES[0]}.html")
     finally:
-        state.page.context.close()
+        state.page.close()
     assert not state.external_requests + state.failed_requests, state.external_requests + state.failed_requests
 
 
