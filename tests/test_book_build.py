@@ -124,3 +124,34 @@ def test_figures_and_exercises_are_numbered_per_chapter(book):
                     problems.append(f"{page.name}: reference '{text}' to {figure['id']}")
     assert any(page.name.startswith("ch09") for page in _chapter_pages(book))
     assert not problems, "\n".join(problems)
+
+
+def test_numref_doctrees_are_loaded_once_per_page():
+    """scripts/numref_doctrees_ext.py: the view of the environment loads a page's doctree
+    once and passes everything else through; the method it overrides still exists in
+    Sphinx with the environment as its first argument (were it renamed, the override
+    would silently do nothing)."""
+    import inspect
+    import sys
+
+    from sphinx.domains.std import StandardDomain
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from numref_doctrees_ext import StandardDomainKeepingDoctrees, _DoctreesKept
+
+    class Environment:
+        toc_fignumbers = {"a": {"figure": {"fig-1": (9, 3)}}}
+        loads: list[str] = []
+
+        def get_doctree(self, docname):
+            self.loads.append(docname)
+            return object()
+
+    kept = _DoctreesKept(Environment())
+    first, again, other = kept.get_doctree("a"), kept.get_doctree("a"), kept.get_doctree("b")
+    assert first is again and other is not first
+    assert Environment.loads == ["a", "b"]
+    assert kept.toc_fignumbers["a"]["figure"]["fig-1"] == (9, 3)
+    overridden = vars(StandardDomain).get("_resolve_numref_xref")
+    assert callable(overridden) and list(inspect.signature(overridden).parameters)[:2] == ["self", "env"]
+    assert "_resolve_numref_xref" in vars(StandardDomainKeepingDoctrees)
