@@ -69,7 +69,7 @@ def test_derived_config_sets_repository_and_binder(base):
     assert config["sphinx"]["local_extensions"] == {
         name: str((ROOT / folder).resolve())
         for name, folder in base["sphinx"]["local_extensions"].items()}
-    assert base["sphinx"]["local_extensions"] == {"chapter_numbers_ext": "scripts"}
+    assert base["sphinx"]["local_extensions"] == {"chapter_numbers_ext": "scripts", "numref_doctrees_ext": "scripts"}
     for key, value in base.items():
         if isinstance(value, dict):
             for sub, sub_value in value.items():
