@@ -223,20 +223,30 @@ format: $(STAMP)  ## ruff format lecturekit (and the safe ruff check fixes)
 # last bit can differ (fused multiply-adds, the order of a fusion's operations), which
 # matters only where two *different* programs are promised to agree exactly (a jitted
 # initialization and the eager one give the same numbers): the tests that compare two
-# programs bit for bit are marked `default_xla` and run afterwards, in a second pytest,
-# with XLA's default settings, those the chapters run with (only the files that have such
-# tests are collected).
+# programs bit for bit are marked `default_xla` and run in a second pytest, with XLA's
+# default settings, those the chapters run with (only the files that have such tests are
+# collected). It starts beside the first one and its report is printed after the first's
+# (_build/test-unit-default-xla.log): run after the first, this one process ended the stage
+# with a core idle for 10 to 12 s.
 UNIT_XLA_FLAGS := --xla_cpu_multi_thread_eigen=false
 UNIT_FAST_COMPILE := JAX_DISABLE_MOST_OPTIMIZATIONS=1 \
   XLA_FLAGS="$(UNIT_XLA_FLAGS) --xla_cpu_use_fusion_emitters=false"
 UNIT_SELECTION := not notebooks and not book and not determinism
 DEFAULT_XLA_TESTS = $(shell grep -l 'mark.default_xla' tests/*.py)
+UNIT_DEFAULT_XLA_LOG := _build/test-unit-default-xla.log
 test-unit: $(STAMP)  ## unit and property tests, and the docstring examples (two pytest-xdist workers)
-	@$(call STAGE_TIMER,$(UNIT_FAST_COMPILE) $(UNIT_JAX_CACHE_ENV) $(BIN)/pytest -n 2 --dist loadfile \
-	  -m "$(UNIT_SELECTION) and not default_xla" --durations=10 \
-	  --doctest-modules tests/ lecturekit/ \
-	  $(if $(DEFAULT_XLA_TESTS),&& XLA_FLAGS="$(UNIT_XLA_FLAGS)" $(UNIT_JAX_CACHE_ENV) \
-	  $(BIN)/pytest -m "$(UNIT_SELECTION) and default_xla" $(DEFAULT_XLA_TESTS)))
+	@mkdir -p _build; \
+	unit_tests() { \
+	  $(if $(DEFAULT_XLA_TESTS),XLA_FLAGS="$(UNIT_XLA_FLAGS)" $(UNIT_JAX_CACHE_ENV) $(BIN)/pytest \
+	    -m "$(UNIT_SELECTION) and default_xla" $(DEFAULT_XLA_TESTS) > $(UNIT_DEFAULT_XLA_LOG) 2>&1 & \
+	    second=$$!; trap 'kill $$second 2>/dev/null || true' EXIT;) \
+	  first=0; $(UNIT_FAST_COMPILE) $(UNIT_JAX_CACHE_ENV) $(BIN)/pytest -n 2 --dist loadfile \
+	    -m "$(UNIT_SELECTION) and not default_xla" --durations=10 \
+	    --doctest-modules tests/ lecturekit/ || first=$$?; \
+	  $(if $(DEFAULT_XLA_TESTS),second_status=0; wait $$second || second_status=$$?; \
+	    cat $(UNIT_DEFAULT_XLA_LOG); [ $$second_status -eq 0 ] || return $$second_status;) \
+	  return $$first; }; \
+	$(call STAGE_TIMER,unit_tests)
 
 # Two at a time (pytest-xdist, --dist loadfile: a notebook's cells stay together, in order,
 # in one worker and one kernel); the chapter table is printed at the end.
