@@ -239,7 +239,8 @@ test-unit: $(STAMP)  ## unit and property tests, and the docstring examples (two
 	unit_tests() { \
 	  $(if $(DEFAULT_XLA_TESTS),XLA_FLAGS="$(UNIT_XLA_FLAGS)" $(UNIT_JAX_CACHE_ENV) $(BIN)/pytest \
 	    -m "$(UNIT_SELECTION) and default_xla" $(DEFAULT_XLA_TESTS) > $(UNIT_DEFAULT_XLA_LOG) 2>&1 & \
-	    second=$$!; trap 'kill $$second 2>/dev/null || true' EXIT;) \
+	    second=$$!; trap 'kill $$second 2>/dev/null || true' EXIT; \
+	    trap 'exit 130' INT; trap 'exit 143' TERM;) \
 	  first=0; $(UNIT_FAST_COMPILE) $(UNIT_JAX_CACHE_ENV) $(BIN)/pytest -n 2 --dist loadfile \
 	    -m "$(UNIT_SELECTION) and not default_xla" --durations=10 \
 	    --doctest-modules tests/ lecturekit/ || first=$$?; \
