@@ -54,8 +54,13 @@ endef
 # +prefer-no-gather, XLA logs "Target machine feature ... is not supported on the host
 # machine ... could lead to execution errors such as SIGILL" for every program it loads,
 # even from this machine's own folder: it compares those tuning flags with the host's
-# feature list, where they never appear. That message goes to the kernel's log, not to a
-# cell's output.)
+# feature list, where they never appear.) XLA writes its C++ log to file descriptor 2, and
+# ipykernel forwards that descriptor into the running cell's outputs, except under pytest
+# (it checks PYTEST_CURRENT_TEST): nbval and the determinism run never stored these lines,
+# but a chapter that the book build executes itself (`make book` after an edit) showed
+# them on its page, 72 on ch10's after a one-line edit. TF_CPP_MIN_LOG_LEVEL=3 keeps
+# XLA's C++ log to fatal errors in headless executions, so that the book build stores
+# what nbval stores.
 JAX_CACHE_ROOT := _build/jax-cache
 HOST_CPU := $(shell { grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null || uname -m; } | cksum | cut -d' ' -f1)
 JAX_CACHE := $(JAX_CACHE_ROOT)/cpu-$(HOST_CPU)
@@ -67,7 +72,7 @@ jax_cache_env = JAX_COMPILATION_CACHE_DIR=$(CURDIR)/$(1) \
   JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=-1
 JAX_CACHE_ENV := $(call jax_cache_env,$(JAX_CACHE))
 UNIT_JAX_CACHE_ENV := $(call jax_cache_env,_build/jax-cache-unit/cpu-$(HOST_CPU))
-HEADLESS := TQDM_DISABLE=1 LECTUREKIT_AUDIT_FIGURES=1 $(JAX_CACHE_ENV)
+HEADLESS := TQDM_DISABLE=1 LECTUREKIT_AUDIT_FIGURES=1 TF_CPP_MIN_LOG_LEVEL=3 $(JAX_CACHE_ENV)
 # Extra options for JupyterLab, e.g. make lab LAB_ARGS="--no-browser --port 8890"
 LAB_ARGS ?=
 # Publication: the public repository (GitHub or GitLab) adds a Binder launch button and a

@@ -7,7 +7,11 @@ files; tests/test_browser.py opens them in Chromium.
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -19,6 +23,7 @@ pytestmark = pytest.mark.book
 
 # Content delivery networks; a link to a project's home page is fine, a resource from these is not.
 CDN = re.compile(r"cdn\.jsdelivr|unpkg\.com|cdnjs|googleapis|polyfill\.io")
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _pages(book: Path) -> list[Path]:
@@ -155,3 +160,35 @@ def test_numref_doctrees_are_loaded_once_per_page():
     overridden = vars(StandardDomain).get("_resolve_numref_xref")
     assert callable(overridden) and list(inspect.signature(overridden).parameters)[:2] == ["self", "env"]
     assert "_resolve_numref_xref" in vars(StandardDomainKeepingDoctrees)
+
+
+def test_no_page_shows_stderr(book):
+    """No executed cell shows anything on stderr: a warning, a log line or a figure check
+    (myst-nb gives such an output the class ``stderr``)."""
+    shown = {page.relative_to(book).as_posix(): len(soup(page).select("div.output.stderr"))
+             for page in _pages(book)}
+    assert not {page: count for page, count in shown.items() if count}, shown
+
+
+def headless_environment() -> dict[str, str]:
+    """The variables the Makefile's HEADLESS sets for the chapters' headless executions."""
+    printed = subprocess.run(
+        ["make", "-s", "--no-print-directory", "--eval", "print-headless: ; @echo $(HEADLESS)",
+         "print-headless"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return dict(item.split("=", 1) for item in shlex.split(printed))
+
+
+def test_headless_executions_write_no_xla_log(tmp_path):
+    """A chapter that the book build executes itself keeps its file descriptor 2 in the cell
+    outputs (ipykernel forwards it outside pytest), so XLA's C++ log must stay silent there.
+    On a CPU whose LLVM target has tuning flags (+prefer-no-gather), loading a program from
+    the persistent cache logs "cpu_aot_loader ... could lead to execution errors such as
+    SIGILL" (two lines a program) unless HEADLESS sets TF_CPP_MIN_LOG_LEVEL; this runs one
+    program twice with HEADLESS's variables, compiled and stored, then loaded. On a CPU
+    without such flags nothing is logged either way."""
+    environment = os.environ | headless_environment() | {"JAX_COMPILATION_CACHE_DIR": str(tmp_path)}
+    program = "import jax, jax.numpy as jnp; print(jax.jit(lambda x: jnp.sin(x) * 2)(jnp.ones(3)))"
+    runs = [subprocess.run([sys.executable, "-c", program], env=environment, capture_output=True,
+                           text=True, check=True) for _ in range(2)]
+    assert any(tmp_path.rglob("*")), "the first run stored no program in the persistent cache"
+    assert [run.stderr for run in runs] == ["", ""], runs[1].stderr[:500]
