@@ -172,9 +172,11 @@ def test_no_page_shows_stderr(book):
 
 def headless_environment() -> dict[str, str]:
     """The variables the Makefile's HEADLESS sets for the chapters' headless executions."""
+    # Not the options of a `make test` that runs this test (MAKEFLAGS: -j2, its jobserver).
+    outside = {name: value for name, value in os.environ.items() if name not in {"MAKEFLAGS", "MFLAGS"}}
     printed = subprocess.run(
         ["make", "-s", "--no-print-directory", "--eval", "print-headless: ; @echo $(HEADLESS)",
-         "print-headless"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+         "print-headless"], cwd=ROOT, env=outside, capture_output=True, text=True, check=True).stdout
     return dict(item.split("=", 1) for item in shlex.split(printed))
 
 
