@@ -369,10 +369,30 @@ def has_exercises(path: Path) -> bool:
     return _EXERCISE.search(path.read_text(encoding="utf-8") + "\n") is not None
 
 
+def is_chapter_file(path: Path) -> bool:
+    """Whether a MyST file is a chapter, read from its front matter without parsing the
+    notebook (a kernelspec, as the Makefile's CHAPTERS; the same as :func:`is_chapter` of
+    the notebook jupytext reads)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if not lines or lines[0].rstrip() != "---":
+        return False
+    for line in lines[1:]:
+        if line.rstrip() == "---":
+            return False
+        if line.startswith("kernelspec:"):
+            return True
+    return False
+
+
+def chapter_paths() -> list[Path]:
+    """The chapters in chapters/, sorted (:func:`is_chapter_file`)."""
+    return [path for path in sorted((ROOT / "chapters").glob("*.md")) if is_chapter_file(path)]
+
+
 def chapter_sources(sources: list[Path] | None = None) -> list[tuple[Path, nbformat.NotebookNode]]:
     """(path, notebook) of the given MyST files, or of every chapter in chapters/."""
     found = []
-    for source in sources or sorted((ROOT / "chapters").glob("*.md")):
+    for source in sources or chapter_paths():
         nb = jupytext.read(source)
         if is_chapter(nb):
             found.append((source, nb))

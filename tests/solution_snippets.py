@@ -40,7 +40,7 @@ def squeeze(text: str) -> str:
 
 
 def chapters_with_exercises() -> list[Path]:
-    return [path for path, _ in make_student.chapter_sources() if make_student.has_exercises(path)]
+    return [path for path in make_student.chapter_paths() if make_student.has_exercises(path)]
 
 
 def _solution_cells(path: Path):

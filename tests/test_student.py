@@ -218,3 +218,17 @@ def test_real_chapters(tmp_path):
         assert len(stubs(student)) == n_solutions, source.name
         text = "\n".join(c.source for c in student.cells if c.cell_type == "markdown")
         assert "{solution-start}" not in text and "{solution}" not in text, source.name
+
+
+def test_chapters_are_found_from_the_front_matter(tmp_path):
+    """is_chapter_file reads only the front matter and agrees with the parsed notebook on
+    every page; a kernelspec line in the body does not make a chapter."""
+    pages = sorted((ROOT / "chapters").glob("*.md"))
+    found = [make_student.is_chapter_file(page) for page in pages]
+    assert found == [make_student.is_chapter(jupytext.read(page)) for page in pages]
+    assert any(found) and not all(found)  # chapters, and prose pages such as the notation
+    assert make_student.chapter_paths() == [page for page, chapter in zip(pages, found) if chapter]
+    body = tmp_path / "body.md"
+    body.write_text("---\ntitle: not a chapter\n---\n\nkernelspec: in the text\n", encoding="utf-8")
+    assert not make_student.is_chapter_file(body)
+
