@@ -122,6 +122,16 @@ def _weight_variances(w_std, b_std, *, arrays: bool = False):
     return one(w_std, "w_std"), one(b_std, "b_std")
 
 
+def _layer_law(activation, nodes, w_std, b_std, *, arrays: bool = False):
+    """(dual, C_W, C_B) of one layer, checked: the dual activation of ``activation``
+    with a ``nodes``-point Gauss-Hermite rule (:func:`lecturekit.gaussian.dual_fn`) and
+    the weight and bias variances (:func:`_weight_variances`)."""
+    dual = _gaussian.dual_fn(
+        activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
+    )
+    return (dual, *_weight_variances(w_std, b_std, arrays=arrays))
+
+
 # --------------------------------------------------------------------------------------
 # One input: the variance map and its fixed point
 
@@ -162,10 +172,7 @@ def variance_map(
         >>> print(round(float(v), 12))
         2.0
     """
-    dual = _gaussian.dual_fn(
-        activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
-    )
-    c_w, c_b = _weight_variances(w_std, b_std)
+    dual, c_w, c_b = _layer_law(activation, nodes, w_std, b_std)
     return _variance_map(_check_variance(variance, "variance"), dual, c_w, c_b)
 
 
@@ -202,11 +209,8 @@ def variance_trajectory(
         (4, 2) [ 1. 64.]
     """
     depth = check_positive_int(depth, name="depth", minimum=0)
-    dual = _gaussian.dual_fn(
-        activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
-    )
+    dual, cw, cb = _layer_law(activation, nodes, w_std, b_std, arrays=True)
     k0 = _check_variance(k0, "k0")
-    cw, cb = _weight_variances(w_std, b_std, arrays=True)
     check_broadcastable(k0=k0, w_std=cw, b_std=cb)
     k0, cw, cb = jnp.broadcast_arrays(k0, cw, cb)
     return _trajectory(k0, cw, cb, dual, depth)
@@ -339,10 +343,7 @@ def chi_perp(
         >>> print(round(float(criticality.chi_perp(0.0, "tanh", w_std=1.0)), 12))
         1.0
     """
-    dual = _gaussian.dual_fn(
-        activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
-    )
-    c_w = _weight_variances(w_std, _ZERO, arrays=True)[0]
+    dual, c_w, _ = _layer_law(activation, nodes, w_std, _ZERO, arrays=True)
     return _chi_perp(_check_variance(variance, "variance"), dual, c_w)
 
 
@@ -395,10 +396,7 @@ def covariance_map(
         >>> print([round(float(v), 6) for v in k])
         [1.0, 0.31831, 1.0]
     """
-    dual = _gaussian.dual_fn(
-        activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
-    )
-    c_w, c_b = _weight_variances(w_std, b_std)
+    dual, c_w, c_b = _layer_law(activation, nodes, w_std, b_std)
     return _cov_step(*_check_pair(k11, k12, k22), dual, c_w, c_b)
 
 
@@ -485,10 +483,7 @@ def kernel_trajectory(
         (4,) [0.5 0.5 0.5 0.5]
     """
     depth = check_positive_int(depth, name="depth", minimum=0)
-    dual = _gaussian.dual_fn(
-        activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
-    )
-    c_w, c_b = _weight_variances(w_std, b_std)
+    dual, c_w, c_b = _layer_law(activation, nodes, w_std, b_std)
     return _kernel_scan(*_check_pair(k11, k12, k22), dual, c_w, c_b, depth)
 
 
@@ -929,10 +924,7 @@ def relu_output_mixture(
 def _check_correlation_args(rho, variance, activation, w_std, b_std, nodes):
     """Validated (dual, rho, variance broadcast together, C_W, C_B) of the correlation
     map and its slope; rho is clipped to [-1, 1] after the range check."""
-    dual = _gaussian.dual_fn(
-        activation, nodes=check_positive_int(nodes, name="nodes", minimum=2)
-    )
-    c_w, c_b = _weight_variances(w_std, b_std)
+    dual, c_w, c_b = _layer_law(activation, nodes, w_std, b_std)
     r = as_float_array(rho, name="rho")
     r_np = concrete(r)
     if r_np is not None and np.any(np.abs(r_np) > 1.0 + 1e-12):
