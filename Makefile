@@ -140,20 +140,24 @@ browser-deps:  ## install Chromium for the browser test (apt-get) if it is missi
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
 	test -x /usr/bin/chromium
 
-# A notebook is out of date when it is older than its source or than the installation. One
-# jupytext process converts all those: every start of jupytext imports nbformat's schema
-# checker, whose IRI grammar (rfc3987_syntax, which lark compiles on import) alone takes
-# 1.3 s, so one process per chapter made `make notebooks` take 30 s on a fresh clone, before
-# `make test` could start anything else. jupytext --update leaves a notebook whose content is
-# unchanged as it was, mtime included: the touch marks it up to date, or every later make
-# would convert it again.
+# A notebook is out of date when its source or the installation is newer. One jupytext
+# process converts all those: every start of jupytext imports nbformat's schema checker,
+# whose IRI grammar (rfc3987_syntax, which lark compiles on import) alone takes 1.3 s, so
+# one process per chapter made `make notebooks` take 30 s on a fresh clone, before
+# `make test` could start anything else. jupytext gives the source and its notebook the
+# same time when it writes, but --update leaves an unchanged notebook as it was and gives
+# the source the current time. `touch -r` then gives each converted notebook its source's
+# time: up to date here, and not newer than its source, which jupytext's contents manager
+# in JupyterLab would refuse to open if their texts differ (by more than one second: a
+# notebook touched after the whole batch was 1.1 s newer than ch01's source, and the page
+# failed to open with HTTP 400).
 notebooks: $(STAMP)  ## generate chapters/*.ipynb from the MyST sources
 	@outdated="$$(for md in $(CHAPTERS); do nb="$${md%.md}.ipynb"; \
-	  [ "$$nb" -nt "$$md" ] && [ "$$nb" -nt $(STAMP) ] || echo "$$md"; done)"; \
+	  if [ "$$md" -nt "$$nb" ] || [ $(STAMP) -nt "$$nb" ]; then echo "$$md"; fi; done)"; \
 	if [ -n "$$outdated" ]; then \
 	  echo "jupytext --to ipynb --update:" $$outdated; \
 	  $(BIN)/jupytext --to ipynb --update --quiet $$outdated; \
-	  for md in $$outdated; do touch "$${md%.md}.ipynb"; done; \
+	  for md in $$outdated; do touch -r "$$md" "$${md%.md}.ipynb"; done; \
 	fi
 
 # The API reference: one page per public module of lecturekit (api/*.rst, git-ignored),
