@@ -119,9 +119,9 @@ def depth_scale_by_slope(c_w, c_b):
     """xi = -1/ln c'(rho_inf): the correlation map iterated to its stable fixed point, then its slope there."""
     stds = {"w_std": np.sqrt(c_w), "b_std": np.sqrt(c_b)}  # the exercise gives the variances
     k_star = float(criticality.fixed_point("tanh", **stds, iterations=3000))
-    rho = 0.5
-    for _ in range(3000):
-        rho = float(criticality.correlation_map(rho, k_star, "tanh", **stds))
+    # 3000 layers of the covariance map from correlation 1/2 at the fixed variance, one scan
+    k11, k12, k22 = criticality.kernel_trajectory(k_star, 0.5 * k_star, k_star, 3000, "tanh", **stds)
+    rho = float(k12[-1] / np.sqrt(k11[-1] * k22[-1]))
     return -1 / np.log(float(criticality.correlation_slope(rho, k_star, "tanh", **stds)))
 
 
