@@ -148,10 +148,10 @@ def test_nngp_matches_monte_carlo_over_random_networks():
     x = jax.random.normal(jax.random.key(5), (3, 4))
     for name in ("relu", "erf"):
         net = nets.mlp((4, 64, 1), name, b_std=0.1, out_b_std=0.2)
-        keys = jax.random.split(jax.random.key(6), 2000)
-        outs = jax.jit(jax.vmap(lambda k: net.apply(net.init(k), x)))(keys)  # (2000, 3)
+        draws = net.init_many(jax.random.key(6), 2000)  # 2000 networks, one draw
+        outs = jax.vmap(net.apply, in_axes=(0, None))(draws, x)  # (2000, 3)
         prods = outs[:, :, None] * outs[:, None, :]
-        mean, err = np.asarray(prods.mean(0)), np.asarray(prods.std(0) / np.sqrt(len(keys)))
+        mean, err = np.asarray(prods.mean(0)), np.asarray(prods.std(0) / np.sqrt(len(outs)))
         assert np.all(np.abs(mean - np.asarray(net.nngp(x))) < 5 * err), (name, mean, net.nngp(x))
 
 
