@@ -137,11 +137,10 @@ def test_numref_doctrees_are_loaded_once_per_page():
     Sphinx with the environment as its first argument (were it renamed, the override
     would silently do nothing)."""
     import inspect
-    import sys
 
     from sphinx.domains.std import StandardDomain
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts"))
     from numref_doctrees_ext import StandardDomainKeepingDoctrees, _DoctreesKept
 
     class Environment:

@@ -231,4 +231,3 @@ def test_chapters_are_found_from_the_front_matter(tmp_path):
     body = tmp_path / "body.md"
     body.write_text("---\ntitle: not a chapter\n---\n\nkernelspec: in the text\n", encoding="utf-8")
     assert not make_student.is_chapter_file(body)
-

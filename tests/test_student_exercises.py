@@ -32,8 +32,7 @@ def read(chapter: Path):
 
 
 # the executable pages that set exercises (chapters, and appendices such as appendix_fast)
-CHAPTERS = [p for p in sorted((ROOT / "chapters").glob("*.md"))
-            if make_student.is_chapter_file(p) and "{exercise}" in p.read_text()]
+CHAPTERS = [p for p in make_student.chapter_paths() if "{exercise}" in p.read_text()]
 
 
 def check_module(stem: str) -> str:
