@@ -72,7 +72,19 @@ jax_cache_env = JAX_COMPILATION_CACHE_DIR=$(CURDIR)/$(1) \
   JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=-1
 JAX_CACHE_ENV := $(call jax_cache_env,$(JAX_CACHE))
 UNIT_JAX_CACHE_ENV := $(call jax_cache_env,_build/jax-cache-unit/cpu-$(HOST_CPU))
-HEADLESS := TQDM_DISABLE=1 LECTUREKIT_AUDIT_FIGURES=1 TF_CPP_MIN_LOG_LEVEL=3 $(JAX_CACHE_ENV)
+# Headless executions run two chapters at a time on the 2 cores of the budget, so each
+# gets XLA's single-threaded runtime (--xla_cpu_multi_thread_eigen=false): with a thread
+# pool in each kernel, the two kernels' pools only fought for the cores. Measured on 2 cores, all chapters two at a time: from an empty cache 847 -> 734
+# busy CPU-s (443 -> 384 s), from a warm one 433 -> 417 (229 -> 220 s). The numbers agree
+# with the threaded runtime's to rounding: of all text outputs 10 differed, 8 glued values
+# by at most 3e-13 relative, a printed roundoff residual (ch06: 3e-18 against 1e-17) and
+# the sign of a printed zero (ch08, which now adds 0.0 to print 0. either way). Running
+# ch02, ch04 and ch06 on one core instead of two changed two glued values of ch02 by 2e-15:
+# a reader's machine reproduces the book's numbers to rounding, not bit for bit, with
+# either runtime. `make lab` and `make bench` keep XLA's defaults, as a reader's runs.
+CHAPTER_XLA_FLAGS := --xla_cpu_multi_thread_eigen=false
+HEADLESS := TQDM_DISABLE=1 LECTUREKIT_AUDIT_FIGURES=1 TF_CPP_MIN_LOG_LEVEL=3 \
+  XLA_FLAGS=$(CHAPTER_XLA_FLAGS) $(JAX_CACHE_ENV)
 # Extra options for JupyterLab, e.g. make lab LAB_ARGS="--no-browser --port 8890"
 LAB_ARGS ?=
 # Publication: the public repository (GitHub or GitLab) adds a Binder launch button and a
@@ -226,7 +238,8 @@ format: $(STAMP)  ## ruff format lecturekit (and the safe ruff check fixes)
 	$(BIN)/ruff format lecturekit
 
 # --doctest-modules: the Example of every docstring in lecturekit runs too (root conftest.py).
-# Two workers, each with a single-threaded XLA: the unit tests are small programs, mostly
+# Two workers, each with a single-threaded XLA runtime (as the chapters'): the unit tests
+# are small programs, mostly
 # compilation (a second run from a warm cache takes half the CPU time), and XLA's thread
 # pools only fight each other (and the chapters that `make test` runs beside them) for the
 # 2 cores: a fifth less CPU time. A file's tests stay in one worker (--dist loadfile), so its
@@ -240,12 +253,11 @@ format: $(STAMP)  ## ruff format lecturekit (and the safe ruff check fixes)
 # last bit can differ (fused multiply-adds, the order of a fusion's operations), which
 # matters only where two *different* programs are promised to agree exactly (a jitted
 # initialization and the eager one give the same numbers): the tests that compare two
-# programs bit for bit are marked `default_xla` and run in a second pytest, with XLA's
-# default settings, those the chapters run with (only the files that have such tests are
-# collected). It starts beside the first one and its report is printed after the first's
+# programs bit for bit are marked `default_xla` and run in a second pytest, with the
+# settings the chapters run with (only the files that have such tests are collected). It starts beside the first one and its report is printed after the first's
 # (_build/test-unit-default-xla.log): run after the first, this one process ended the stage
 # with a core idle for 10 to 12 s.
-UNIT_XLA_FLAGS := --xla_cpu_multi_thread_eigen=false
+UNIT_XLA_FLAGS := $(CHAPTER_XLA_FLAGS)
 UNIT_FAST_COMPILE := JAX_DISABLE_MOST_OPTIMIZATIONS=1 \
   XLA_FLAGS="$(UNIT_XLA_FLAGS) --xla_cpu_use_fusion_emitters=false"
 UNIT_SELECTION := not notebooks and not book and not determinism
