@@ -357,6 +357,18 @@ def _relu_net(params, x):
     return jax.nn.relu(x @ params["W"].T) @ params["v"] / jnp.sqrt(params["v"].shape[0])
 
 
+def _relu_kernel(x, W, v, pattern):
+    """The tangent kernel of :func:`_relu_net` with respect to (W, v) on the inputs x
+    (n, d), with the activation indicators ``pattern`` (n, m) in place of those of W:
+
+        m^{-1} sum_i [v_i^2 p_i(x) p_i(x') <x, x'> + p_i(x) <W_i, x> p_i(x') <W_i, x'>].
+
+    With p = 1{x W^T > 0} it is the network's kernel (a test compares it with autodiff).
+    """
+    lin = (x @ W.T) * pattern  # relu(<W_i, x>) through the pattern
+    return ((pattern * v**2) @ pattern.T * (x @ x.T) + lin @ lin.T) / W.shape[0]
+
+
 def relu_kernel_split(
     m: int,
     key: jax.Array,
@@ -369,13 +381,16 @@ def relu_kernel_split(
     """Train a one-hidden-layer ReLU network by gradient descent and split its kernel
     change at the kinks.
 
-    f(x) = m^{-1/2} sum_i v_i relu(<w_i, x> sqrt(2/d)), w_i ~ N(0, I_d), v_i ~ N(0, 1),
-    trained by :func:`lecturekit.training.descend` on the square loss (1/2n) sum_j
-    (f(x_j) - y_j)^2 with step ``lr``. Its tangent kernel is
-    K(x, x') = m^{-1} sum_i [v_i^2 p_i(x) p_i(x') (2/d) <x, x'> + relu_i(x) relu_i(x')]
-    with the activation indicators p_i(x) = 1{<w_i, x> > 0}. K_frz is that formula with
-    the final weights and the *initial* indicators: the kernel of the smooth model that
-    the almost- everywhere Hessian describes. One compilation per width.
+    f(x) = m^{-1/2} sum_i v_i relu(<W_i, x>), started from W_i = sqrt(2/d) w_i with
+    w_i ~ N(0, I_d) and v_i ~ N(0, 1), and trained on (W, v) (the factor sqrt(2/d) is in
+    the trained weights) by :func:`lecturekit.training.descend` on the square loss
+    (1/2n) sum_j (f(x_j) - y_j)^2 with step ``lr``. Its tangent kernel with respect to
+    (W, v) is
+    K(x, x') = m^{-1} sum_i [v_i^2 p_i(x) p_i(x') <x, x'> + relu_i(x) relu_i(x')]
+    with the activation indicators p_i(x) = 1{<W_i, x> > 0} and relu_i(x) =
+    p_i(x) <W_i, x>. K_frz is that formula with the final weights and the *initial*
+    indicators: the kernel of the smooth model that the almost-everywhere Hessian
+    describes. One compilation per width.
 
     Args:
         m: width.
@@ -413,13 +428,9 @@ def relu_kernel_split(
     final, loss = run.final_params, run.losses[-1]
     W, v = np.asarray(final["W"]), np.asarray(final["v"])
 
-    def kernel(W_, v_, pattern):
-        # relu via the pattern
-        lin = (x @ W_.T) * pattern
-        return ((pattern * v_**2) @ pattern.T * (x @ x.T) + lin @ lin.T) / m
-
     p0, pT = (x @ W0.T > 0).astype(float), (x @ W.T > 0).astype(float)
-    k0, kT, k_frz = kernel(W0, v0, p0), kernel(W, v, pT), kernel(W, v, p0)
+    k0, kT = _relu_kernel(x, W0, v0, p0), _relu_kernel(x, W, v, pT)
+    k_frz = _relu_kernel(x, W, v, p0)
     scale = np.linalg.norm(k0)
     return ReluSplit(
         float(np.linalg.norm(kT - k_frz) / scale),

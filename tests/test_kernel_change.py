@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lecturekit import datasets, kernel_change, nets, sampling
+from lecturekit import datasets, kernel_change, nets, sampling, tangent
 
 jax.config.update("jax_enable_x64", True)
 
@@ -60,6 +60,22 @@ def test_relu_kernel_split_adds_up_and_flips_shrink():
     assert 0 < large.flipped < 0.05
     with pytest.raises(ValueError, match="y must have one entry per row of x"):
         kernel_change.relu_kernel_split(8, jax.random.key(0), x, y[:2])
+
+
+def test_relu_split_kernel_is_the_autodiff_kernel_of_the_trained_weights():
+    # d = 5: a factor 2/d on the W part (an earlier docstring's formula, right for d = 2
+    # only, where the chapter runs it) is rejected by a margin of about 3
+    m, d = 64, 5
+    x = np.asarray(sampling.standard_normal(jax.random.key(3), (4, d)))
+    draws = np.asarray(sampling.standard_normal(jax.random.key(0), (m * (d + 1),)))
+    W, v = draws[: m * d].reshape(m, d) * np.sqrt(2.0 / d), draws[m * d :]
+    pattern = (x @ W.T > 0).astype(float)
+    autodiff = np.asarray(tangent.jacobian_ntk(kernel_change._relu_net, {"W": W, "v": v}, x))
+    closed = kernel_change._relu_kernel(x, W, v, pattern)
+    assert np.max(np.abs(closed - autodiff)) < 1e-12 * np.max(np.abs(autodiff))
+    relu = (x @ W.T) * pattern
+    with_2_over_d = ((pattern * v**2) @ pattern.T * (2 / d) * (x @ x.T) + relu @ relu.T) / m
+    assert np.max(np.abs(with_2_over_d - autodiff)) > 1.0
 
 
 def test_first_units_sweep_matches_an_explicit_narrow_network():
