@@ -114,6 +114,15 @@ def test_expected_maxima_against_simulation():
     sims = np.array([np.sqrt(m) * hs.one_hidden_layer_hessian_norm(a, 0.8 * b, 0.8) for a, b in zip(v, w)])
     assert abs(sims.mean() - mean[0]) < 4 * sims.std() / np.sqrt(sims.size), (sims.mean(), mean)
     assert abs(sims.std() - sd[0]) < 0.1 * sd[0], (sims.std(), sd)
+    # a large scale: |a| ~ s^2, so half of these maxima lie beyond 12, where a fixed
+    # quadrature grid on [0, 12] ended (it gave the mean of min(max, 12): 10.08, about
+    # 30 standard errors below the simulation's 13.2)
+    m, s = 12, 4.0
+    mean, sd = hs.max_block_norm_moments(m, scale=s)
+    v, w = rng.normal(size=(2, 4000, m))
+    sims = np.array([np.sqrt(m) * hs.one_hidden_layer_hessian_norm(a, s * b, s) for a, b in zip(v, w)])
+    assert abs(sims.mean() - mean[0]) < 4 * sims.std() / np.sqrt(sims.size), (sims.mean(), mean)
+    assert abs(sims.std() - sd[0]) < 0.1 * sd[0], (sims.std(), sd)
 
 
 def test_bottleneck_mixed_block_matches_dense_hessian():
