@@ -139,7 +139,10 @@ def feature_kernel(net: _nets.MLP, params: Any, x: ArrayLike) -> jax.Array:
 
     Phi(x) in R^{n_L} is the activation of the last hidden layer (the input of the
     readout, :meth:`lecturekit.nets.MLP.forward`); the 1/n_L makes the kernel O(1) at
-    every width (it converges to the NNGP's last-layer kernel as n_L -> infinity).
+    every width. As n_L -> infinity it converges to E[phi(z) phi(z')], the kernel of the
+    last hidden layer's activations; in the NTK and standard parameterizations the
+    output's NNGP (:meth:`lecturekit.nets.MLP.nngp`) is out_w_std^2 times it plus
+    out_b_std^2, so the two agree at the defaults out_w_std = 1, out_b_std = 0.
 
     Args:
         net: a :func:`lecturekit.nets.mlp` network.
