@@ -530,3 +530,15 @@ def test_circle_chain_stationary_profile_reproduces_the_chain_and_checks_input()
         ib.circle_chain_stationary_profile(lambda t: -np.ones_like(t), grid=64, **kw)
     with pytest.raises(TypeError, match="function"):
         ib.circle_chain_stationary_profile(0.2, grid=64, **kw)
+
+
+def test_circle_chain_refuses_a_negative_density():
+    # a step sd of about one cell (lr 0.01): the direct solve of pi = pi P is then
+    # ill-conditioned and gave densities down to -0.004 (grid 1000) and a flat-side mass
+    # of 1.015 (grid 1500); with a step sd of about 3 cells (grid 3000) it is positive
+    kw = dict(kappa=0.41, lr=0.01, label_sd=1.3, tilt_sd=0.6)
+    for grid in (1000, 1500):
+        with pytest.raises(ValueError, match="grid: the stationary density .* negative"):
+            ib.circle_chain_stationary(grid=grid, **kw)
+    th, p = ib.circle_chain_stationary(grid=3000, **kw)
+    assert p.min() >= 0 and abs(p.sum() * (th[1] - th[0]) - 1) < 1e-9
