@@ -629,7 +629,8 @@ def max_block_norm_moments(m: ArrayLike, scale: float = 1.0) -> MaxMoments:
     :math:`P(g > t) = E_z[1\{t \le |c|\} + 1\{t > |c|\}\,
     \mathrm{erfc}((t - c^2/t) / (\sqrt 2 |\tanh''(z)| s^2))]`, computed on a fine grid
     of z; the moments of a maximum of m i.i.d. copies follow by quadrature in t, up to a
-    point beyond which m P(g > t) < 1e-18 (g <= |a| + |c| <= |v| max|tanh''| s^2 + s).
+    point beyond which m P(g > t) < 1e-18
+    (:math:`g \le |a| + |c| \le |v| \max|\tanh''| s^2 + s`).
     This is the prediction, not a fit, of the Hessian norm against width.
 
     Args:
