@@ -74,8 +74,9 @@ JAX_CACHE_ENV := $(call jax_cache_env,$(JAX_CACHE))
 UNIT_JAX_CACHE_ENV := $(call jax_cache_env,_build/jax-cache-unit/cpu-$(HOST_CPU))
 # Headless executions run two chapters at a time on the 2 cores of the budget, so each
 # gets XLA's single-threaded runtime (--xla_cpu_multi_thread_eigen=false): with a thread
-# pool in each kernel, the two kernels' pools only fought for the cores. Measured on 2 cores, all chapters two at a time: from an empty cache 847 -> 734
-# busy CPU-s (443 -> 384 s), from a warm one 433 -> 417 (229 -> 220 s). The numbers agree
+# pool in each kernel, the two kernels' pools only fought for the cores. Measured on 2
+# cores, all chapters two at a time: from an empty cache 847 -> 734 busy CPU-s
+# (443 -> 384 s), from a warm one 433 -> 417 (229 -> 220 s). The numbers agree
 # with the threaded runtime's to rounding: of all text outputs 10 differed, 8 glued values
 # by at most 3e-13 relative, a printed roundoff residual (ch06: 3e-18 against 1e-17) and
 # the sign of a printed zero (ch08, which now adds 0.0 to print 0. either way). Running
@@ -239,8 +240,8 @@ format: $(STAMP)  ## ruff format lecturekit (and the safe ruff check fixes)
 
 # --doctest-modules: the Example of every docstring in lecturekit runs too (root conftest.py).
 # Two workers, each with a single-threaded XLA runtime (as the chapters'): the unit tests
-# are small programs, mostly
-# compilation (a second run from a warm cache takes half the CPU time), and XLA's thread
+# are small programs, mostly compilation (a second run from a warm cache takes half the
+# CPU time), and XLA's thread
 # pools only fight each other (and the chapters that `make test` runs beside them) for the
 # 2 cores: a fifth less CPU time. A file's tests stay in one worker (--dist loadfile), so its
 # module fixtures and compiled programs are made once, and the persistent compilation cache
@@ -254,7 +255,8 @@ format: $(STAMP)  ## ruff format lecturekit (and the safe ruff check fixes)
 # matters only where two *different* programs are promised to agree exactly (a jitted
 # initialization and the eager one give the same numbers): the tests that compare two
 # programs bit for bit are marked `default_xla` and run in a second pytest, with the
-# settings the chapters run with (only the files that have such tests are collected). It starts beside the first one and its report is printed after the first's
+# settings the chapters run with (only the files that have such tests are collected).
+# It starts beside the first one and its report is printed after the first's
 # (_build/test-unit-default-xla.log): run after the first, this one process ended the stage
 # with a core idle for 10 to 12 s.
 UNIT_XLA_FLAGS := $(CHAPTER_XLA_FLAGS)
