@@ -418,7 +418,9 @@ def circle_chain_stationary(
     The kernel :math:`P(\theta \to \theta') = N(\theta';\ \mathrm{mean}(\theta),
     \mathrm{sd}(\theta)^2)` (wrapped on the circle, see :func:`circle_sgd_occupation`)
     is discretized on ``grid`` cells of :math:`[-\pi, \pi)`; the stationary vector
-    solves :math:`\pi = \pi P`. Runs in NumPy on the host.
+    solves :math:`\pi = \pi P`, by state reduction (the Grassmann--Taksar--Heyman
+    algorithm: accurate entry by entry however slowly the chain mixes; time grows like
+    ``grid`` cubed, 0.2 s at 600 cells). Runs in NumPy on the host.
 
     Args:
         kappa: asymmetry of the model, :math:`|\kappa| < 1`.
@@ -456,21 +458,14 @@ def _gaussian_chain_density(th, mean, sd, h):
     diff = np.mod(th[None, :] - mean[:, None] + np.pi, 2 * np.pi) - np.pi
     P = np.exp(-0.5 * (diff / sd[:, None]) ** 2)
     P /= P.sum(axis=1, keepdims=True)
-    density = _stationary_vector(P) / h
-    # A chain that barely moves between cells (a step sd of a cell or two) makes the
-    # direct solve ill-conditioned: its error then shows as negative densities where the
-    # true ones are tiny (at lr 0.01, grid 1000: -0.004; grid 1500: -0.06, and a flat
-    # side "mass" of 1.015). Such a result is refused, not returned; rounding (a
-    # negative value of 5e-9 of the peak for a step of a tenth of a cell) passes.
-    if density.min() < -1e-6 * density.max():
+    try:
+        return _stationary_vector(P) / h
+    except ValueError:
         raise ValueError(
-            "grid: the stationary density of the discretized chain came out "
-            f"negative ({density.min():.2g}, largest value {density.max():.2g}): "
-            f"with the step sd down to {sd.min() / h:.1f} cells of the grid, the chain "
-            "is too slow for a direct solve; use a finer grid (the step sd should span "
-            "several cells)"
-        )
-    return density
+            f"grid: with the step sd down to {sd.min() / h:.2g} cells of the grid, "
+            "the probability of a move to another cell underflows and the discretized "
+            "chain falls apart; use fewer cells or more noise"
+        ) from None
 
 
 def circle_chain_stationary_profile(
@@ -588,14 +583,37 @@ def circle_fokker_planck(
 
 
 def _stationary_vector(P: np.ndarray) -> np.ndarray:
-    """pi = pi P, sum(pi) = 1 for an irreducible stochastic matrix P (one balance
-    equation replaced).
+    """pi = pi P, sum(pi) = 1 for an irreducible stochastic matrix P, by the
+    Grassmann-Taksar-Heyman algorithm (state reduction).
+
+    Gaussian elimination that never subtracts: the pivot 1 - P_kk is taken as the sum of
+    the off-diagonal row, so every entry of pi has a small relative error however
+    slowly the chain mixes. A direct solve of (P^T - I) pi = 0 does not: for a chain
+    whose density spans 38 orders of magnitude it returned negative entries and a peak
+    1 % off, differently on different CPUs. O(n^3) in general; a sparse row updates
+    only its nonzero block.
     """
-    A = P.T - np.eye(P.shape[0])
-    A[-1, :] = 1.0
-    rhs = np.zeros(P.shape[0])
-    rhs[-1] = 1.0
-    return np.linalg.solve(A, rhs)
+    A = np.array(P, dtype=np.float64)
+    n = A.shape[0]
+    for k in range(n - 1, 0, -1):
+        row = A[k, :k]
+        out_mass = row.sum()
+        if out_mass == 0:
+            raise ValueError(
+                "the chain is reducible in floating point (a state reaches no other "
+                "once later ones are folded in): its stationary law is not unique"
+            )
+        A[:k, k] /= out_mass
+        rows, cols = np.flatnonzero(A[:k, k]), np.flatnonzero(row)
+        if rows.size * cols.size > k * k // 4:
+            A[:k, :k] += np.outer(A[:k, k], row)
+        else:
+            A[np.ix_(rows, cols)] += np.outer(A[rows, k], row[cols])
+    pi = np.empty(n)
+    pi[0] = 1.0
+    for k in range(1, n):
+        pi[k] = pi[:k] @ A[:k, k]
+    return pi / pi.sum()
 
 
 # --------------------------------------------------------------------------------------
@@ -673,7 +691,13 @@ def two_speed_chain_stationary(
     n = check_positive_int(n_per_half, name="n_per_half", minimum=2)
     if n % 2:
         raise ValueError(f"n_per_half must be even, got {n_per_half}")
-    return _stationary_vector(two_speed_transition_matrix(n, slow=slow, fast=fast))
+    try:
+        return _stationary_vector(two_speed_transition_matrix(n, slow=slow, fast=fast))
+    except ValueError:
+        raise ValueError(
+            f"slow, fast: the walk with steps {slow} and {fast} on {2 * n} sites is "
+            "reducible, so its stationary law is not unique"
+        ) from None
 
 
 def two_speed_walk_occupation(
