@@ -535,7 +535,7 @@ def test_circle_chain_stationary_profile_reproduces_the_chain_and_checks_input()
 def test_circle_chain_stationary_is_accurate_when_the_chain_mixes_slowly():
     # a step sd of 1.6 and 2.4 cells (lr 0.01): the density spans 54 orders of magnitude.
     # A direct solve of (P^T - I) pi = 0 gave negative entries (-0.004 of the peak on one
-    # CPU, -0.02 at grid 3000 on another) and peaks 1 % off; state reduction (GTH) must
+    # CPU, -0.02 at grid 3000 on another) and peaks up to 2 % off; state reduction (GTH) must
     # satisfy the balance equations entry by entry, relative to each entry: its error
     # bound grows like n^3 eps (measured 1.3e-7 at n = 1000; the direct solve's
     # residuals were 2e-4 and 6e-3)
