@@ -45,11 +45,6 @@ DERIVATIVE_LOOPS: dict[tuple[str, str], str] = {
     "the NTK.",
     # ---- one derivative per case of a sweep or a check, no descent
     (
-        "lecturekit/exercises/ch03.py",
-        "check_hessian_spectrum",
-    ): "A checker's loop over three test networks, one dense reference Hessian each "
-    "(its _dense_hessian could be hessian.dense_hessian).",
-    (
         "lecturekit/exercises/ch07.py",
         "check_ntk_alpha",
     ): "A checker's loop over three widths, comparing one gradient of two losses at each.",

@@ -2,9 +2,9 @@
 linearity).
 
 Each check compares a learner's answer with an independent reference computed here
-(dense Hessians by ``jax.hessian``, sign enumeration for the (2,2,1)-norm, Lanczos for
-spectral norms, sympy integrals and a simulation for the bottleneck) and raises
-:class:`ExerciseCheckError` with an explanation if it differs.
+(dense Hessians by :func:`lecturekit.hessian.dense_hessian`, sign enumeration for the
+(2,2,1)-norm, Lanczos for spectral norms, sympy integrals and a simulation for the
+bottleneck) and raises :class:`ExerciseCheckError` with an explanation if it differs.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import sympy as sp
 
+from .. import hessian, sampling
 from . import (
     ExerciseCheckError,
     as_scalar,
@@ -39,24 +40,24 @@ _X = 0.7
 
 
 def _tanh_net(m: int, seed: int):
-    from ..sampling import standard_normal  # compiled once, whatever the width
-
     key_w, key_v = jax.random.split(jax.random.key(seed))
-    return np.asarray(standard_normal(key_w, (m,))), np.asarray(
-        standard_normal(key_v, (m,))
+    return np.asarray(sampling.standard_normal(key_w, (m,))), np.asarray(
+        sampling.standard_normal(key_v, (m,))
     )
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def _dense_hessian(theta: jax.Array, m: int, d: int, x: jax.Array) -> jax.Array:
-    """jax.hessian of m^{-1/2} sum_i v_i tanh(<W_i, x>) in theta = (W row by row, v)."""
+def _tanh_neurons_hessian(W: np.ndarray, v: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The dense Hessian (:func:`lecturekit.hessian.dense_hessian`) of
+    m^{-1/2} sum_i v_i tanh(<W_i, x>) in theta = (W row by row, v)."""
+    m = v.size
 
-    def f(t):
-        return jnp.sum(t[m * d :] * jnp.tanh(t[: m * d].reshape(m, d) @ x)) / jnp.sqrt(
-            m
-        )
+    def f(p):
+        return jnp.sum(p["v"] * jnp.tanh(p["W"] @ x)) / jnp.sqrt(m)
 
-    return jax.hessian(f)(theta)
+    # ravel order: the leaves sorted by key, "W" (row by row) before "v"
+    return np.asarray(
+        hessian.dense_hessian(f, {"W": jnp.asarray(W), "v": jnp.asarray(v)})
+    )
 
 
 def check_hessian_spectrum(candidate: Callable) -> None:
@@ -82,10 +83,7 @@ def check_hessian_spectrum(candidate: Callable) -> None:
         got = np.sort(
             np.ravel(call_numeric(candidate, v.copy(), W.copy(), x.copy(), what=what))
         )
-        dense = _dense_hessian(
-            jnp.asarray(np.concatenate([W.ravel(), v])), m, d, jnp.asarray(x)
-        )
-        expected = np.sort(np.linalg.eigvalsh(np.asarray(dense)))
+        expected = np.sort(np.linalg.eigvalsh(_tanh_neurons_hessian(W, v, x)))
         if got.size == 2 * m and d > 1:
             raise ExerciseCheckError(
                 f"{what}: you returned 2m = {2 * m} eigenvalues; the Hessian is "
@@ -114,7 +112,7 @@ def check_hessian_spectrum(candidate: Callable) -> None:
             "(0, 1)",
         )
     return passed(
-        "all m (d + 1) eigenvalues match a dense jax.hessian: 2 per neuron, "
+        "all m (d + 1) eigenvalues match the dense Hessian: 2 per neuron, "
         "(a_i +- sqrt(a_i^2 + 4 c_i^2)) / (2 sqrt m) with a_i = v_i tanh''(z_i) |x|^2, "
         "c_i = tanh'(z_i) |x|, and d - 1 zeros."
     )
@@ -168,8 +166,6 @@ def check_norm_221(candidate: Callable) -> None:
 @functools.cache
 def _relu_hessian_norm_reference(m: int, x: float, seed: int) -> float:
     """||H||_2 by Lanczos on Hessian-vector products (computed once per case)."""
-    from .. import hessian
-
     w, v = _tanh_net(m, seed)
 
     def f(p):
