@@ -139,23 +139,6 @@ RANDOM_SITES: dict[tuple[str, str], str] = {
     ): "The appendix counts jax.random.normal's compilations per shape against sampling's "
     "one per dtype: the direct draw is the point.",
     (
-        "ch01_initialization",
-        "stds",
-    ): "Uniform training inputs, and label noise from jax.random.normal that is to move to "
-    "sampling.standard_normal (its numbers would change).",
-    (
-        "ch02_ntk",
-        "k_data",
-    ): "Uniform training inputs on [-1, 1] (sampling has Gaussian draws only).",
-    (
-        "ch02_ntk",
-        "n_du",
-    ): "Uniform labels on [-1, 1] (sampling has Gaussian draws only).",
-    (
-        "ch02_ntk",
-        "k_dd",
-    ): "Uniform training inputs on [-1, 1] (sampling has Gaussian draws only).",
-    (
         "ch03_transition_to_linearity",
         "rng",
     ): "Random test tensors for a numerical check of a norm inequality, from a local "
